@@ -1,0 +1,73 @@
+"""Site adapters: a small declarative file per site mapping raw state keys to semantic dimensions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Dimension(_Model):
+    """One semantic dimension (`dim.<name>`) read from raw state keys."""
+
+    tag: Literal["scope", "criterion", "view"]
+    keys: list[str] = Field(min_length=1, description="raw state keys, e.g. form.origin, url.query.origin")
+    join: str | None = Field(
+        default=None, description="join every key's value with this separator (a range); else the first present key wins"
+    )
+    map: dict[str, str] = Field(default_factory=dict, description="raw value -> semantic value")
+
+
+class PageFact(_Model):
+    """A page fact (`page.<name>`) read from the DOM: the text (or attribute) of the first match."""
+
+    selector: str
+    attribute: str | None = None
+    regex: str | None = Field(default=None, description="keep group 1 of this pattern")
+
+
+class SiteAdapter(_Model):
+    """How to read one site's retrieval state semantically."""
+
+    site: str
+    path_prefix: str = Field(description="the adapter applies to URLs whose path starts with this")
+    dimensions: dict[str, Dimension] = Field(default_factory=dict)
+    page: dict[str, PageFact] = Field(default_factory=dict)
+
+    def dims(self, state: dict[str, Any]) -> dict[str, Any]:
+        """The `dim.*` keys for a raw state."""
+        out: dict[str, Any] = {}
+        for name, dim in self.dimensions.items():
+            if dim.join is not None:
+                parts = [state.get(k) for k in dim.keys]
+                if all(p in (None, "", []) for p in parts):
+                    continue
+                value: Any = dim.join.join("" if p is None else _scalar(p) for p in parts)
+            else:
+                value = next((state[k] for k in dim.keys if state.get(k) not in (None, "", [])), None)
+                if value is None:
+                    continue
+            if dim.map:
+                value = [dim.map.get(v, v) for v in value] if isinstance(value, list) else dim.map.get(value, value)
+            out[f"dim.{name}"] = value
+        return out
+
+
+def _scalar(v: Any) -> str:
+    return ",".join(v) if isinstance(v, list) else str(v)
+
+
+def load_adapter(path: str | Path) -> SiteAdapter:
+    """Read and validate an adapter file (YAML)."""
+    p = Path(path)
+    try:
+        return SiteAdapter.model_validate(yaml.safe_load(p.read_text(encoding="utf-8")))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ValueError(f"{p}: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None

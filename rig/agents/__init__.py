@@ -1,0 +1,1 @@
+"""Agents: one interface, one module per agent kind."""

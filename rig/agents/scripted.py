@@ -1,0 +1,225 @@
+"""The action-script executor: runs a script (CONTRACTS.md) on a Playwright page.
+
+`rig record`, the `reference` agent and the `scripted:FILE` agent all run scripts through here.
+A recorder (or anything else) can watch each action through an `ActionHook`.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urljoin
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+from pydantic import BaseModel
+
+from rig.actions import verb_of
+from rig.answer import Answer, Citation
+from rig.errors import AgentError, BrowserCrashed
+
+_VAR = re.compile(r"\$\{(\w+)(?:\[(\d+)\]\.([^}]+))?\}")
+
+_TABLE_JS = """t => {
+  const text = c => (c.innerText || '').replace(/\\s+/g, ' ').trim();
+  let head = t.querySelectorAll('thead tr th, thead tr td');
+  let bodyRows = Array.from(t.querySelectorAll('tbody tr'));
+  if (!head.length) {
+    const all = Array.from(t.querySelectorAll('tr'));
+    head = all.length ? all[0].querySelectorAll('th, td') : [];
+    bodyRows = all.slice(1);
+  }
+  return {columns: Array.from(head).map(text),
+          rows: bodyRows.map(r => Array.from(r.querySelectorAll('th, td')).map(text))};
+}"""
+
+
+class ActionHook(Protocol):
+    """Told about each action as it runs (a recorder writes one step per action)."""
+
+    def action(self, info: dict[str, Any]) -> AbstractAsyncContextManager[Any]: ...
+
+
+@dataclass
+class Table:
+    """An extracted table: its rows and, per row, the URL it was read from."""
+
+    columns: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+
+    def column(self, name: str) -> int:
+        """Index of a column by header text."""
+        try:
+            return self.columns.index(name)
+        except ValueError:
+            raise AgentError(f"table has no column {name!r}; columns are {self.columns}") from None
+
+
+@dataclass
+class ScriptResult:
+    """What a script produced: its answer (if it gave one) and the values it extracted."""
+
+    answer: Answer | None
+    variables: dict[str, Any]
+
+
+class ScriptRunner:
+    """Runs action scripts on one page, keeping extracted variables between actions."""
+
+    def __init__(self, page: Page, base_url: str, hook: ActionHook | None = None, timeout_s: float = 15.0) -> None:
+        self.page, self.base_url, self.hook, self.timeout_ms = page, base_url, hook, timeout_s * 1000
+        self.variables: dict[str, Any] = {}
+        self.answer: Answer | None = None
+
+    async def run(self, actions: list[BaseModel]) -> ScriptResult:
+        """Run every action in order; raise AgentError naming the failing action."""
+        for i, action in enumerate(actions):
+            verb = verb_of(action)
+            info = self.describe(action)
+            ctx = self.hook.action(info) if self.hook else nullcontext()
+            try:
+                async with ctx:
+                    await getattr(self, f"_do_{verb}")(getattr(action, verb))
+            except AgentError as exc:
+                raise AgentError(f"action [{i}] {verb}: {exc}") from None
+            except PlaywrightTimeout as exc:
+                raise AgentError(f"action [{i}] {verb} timed out: {exc.message.splitlines()[0]}") from None
+            except PlaywrightError as exc:
+                msg = exc.message.splitlines()[0] if exc.message else str(exc)
+                if "closed" in msg.lower() or "crash" in msg.lower():
+                    raise BrowserCrashed(f"action [{i}] {verb}: {msg}") from None
+                raise AgentError(f"action [{i}] {verb}: {msg}") from None
+        return ScriptResult(self.answer, self.variables)
+
+    def describe(self, action: BaseModel) -> dict[str, Any]:
+        """The action as a trajectory records it: type, target and value (variables substituted)."""
+        verb = verb_of(action)
+        arg = getattr(action, verb)
+        if isinstance(arg, str):
+            target = self.sub(arg)
+            return {"type": verb, "target": target, "value": None}
+        target = getattr(arg, "selector", None)
+        value = getattr(arg, "value", None) or getattr(arg, "key", None)
+        if isinstance(value, list):
+            value = [self.sub(v) for v in value]
+        elif isinstance(value, str):
+            value = self.sub(value)
+        return {"type": verb, "target": target, "value": value}
+
+    def sub(self, text: str) -> str:
+        """Substitute `${name}` and `${table[i].Column}` references."""
+
+        def repl(m: re.Match[str]) -> str:
+            name, idx, col = m.group(1), m.group(2), m.group(3)
+            if name not in self.variables:
+                raise AgentError(f"${{{name}}} was never extracted")
+            val = self.variables[name]
+            if idx is None:
+                return str(val)
+            if not isinstance(val, Table):
+                raise AgentError(f"${{{name}[..]}} indexes a text variable")
+            i = int(idx)
+            if i >= len(val.rows):
+                raise AgentError(f"${{{name}[{i}]}}: the table has only {len(val.rows)} rows")
+            return val.rows[i][val.column(col)]
+
+        return _VAR.sub(repl, text)
+
+    async def _do_goto(self, url: str) -> None:
+        await self.page.goto(urljoin(self.base_url, self.sub(url)), timeout=self.timeout_ms)
+
+    async def _do_select(self, a: Any) -> None:
+        value = [self.sub(v) for v in a.value] if isinstance(a.value, list) else self.sub(a.value)
+        await self.page.locator(a.selector).select_option(value, timeout=self.timeout_ms)
+
+    async def _do_check(self, selector: str) -> None:
+        await self.page.locator(self.sub(selector)).check(timeout=self.timeout_ms)
+
+    async def _do_uncheck(self, selector: str) -> None:
+        await self.page.locator(self.sub(selector)).uncheck(timeout=self.timeout_ms)
+
+    async def _do_fill(self, a: Any) -> None:
+        await self.page.locator(a.selector).fill(self.sub(a.value), timeout=self.timeout_ms)
+
+    async def _do_press(self, a: Any) -> None:
+        await self.page.locator(a.selector).press(a.key, timeout=self.timeout_ms)
+
+    async def _do_click(self, selector: str) -> None:
+        await self.page.locator(self.sub(selector)).click(timeout=self.timeout_ms)
+
+    async def _do_wait_for(self, a: Any) -> None:
+        selector, state = (a, "visible") if isinstance(a, str) else (a.selector, a.state)
+        await self.page.locator(self.sub(selector)).first.wait_for(state=state, timeout=self.timeout_ms)
+
+    async def _do_extract_table(self, a: Any) -> None:
+        loc = self.page.locator(a.selector)
+        await loc.wait_for(state="attached", timeout=self.timeout_ms)
+        got = await loc.evaluate(_TABLE_JS)
+        table = self.variables.get(a.as_) if a.append else None
+        if not isinstance(table, Table):
+            table = Table(columns=got["columns"])
+        elif table.columns != got["columns"]:
+            raise AgentError(f"cannot append to {a.as_!r}: columns {got['columns']} differ from {table.columns}")
+        table.rows += got["rows"]
+        table.urls += [self.page.url] * len(got["rows"])
+        self.variables[a.as_] = table
+
+    async def _do_extract_text(self, a: Any) -> None:
+        text = (await self.page.locator(a.selector).first.inner_text(timeout=self.timeout_ms)).strip()
+        if a.regex:
+            m = re.search(a.regex, text)
+            if not m:
+                raise AgentError(f"text {text[:80]!r} does not match {a.regex!r}")
+            text = m.group(1) if m.groups() else m.group(0)
+        self.variables[a.as_] = text
+
+    async def _do_answer(self, a: Any) -> None:
+        self.answer = compose_answer(self.variables, a, self.sub)
+
+
+def compose_answer(variables: dict[str, Any], a: Any, sub: Any = str) -> Answer:
+    """Build an answer from extracted tables: concatenate, filter, project, deduplicate, sort, limit."""
+    names = [a.from_] if isinstance(a.from_, str) else a.from_
+    picked: list[tuple[list[str], str, Table]] = []
+    for name in names:
+        table = variables.get(name)
+        if not isinstance(table, Table):
+            raise AgentError(f"answer reads {name!r}, which is not an extracted table")
+        for row, url in zip(table.rows, table.urls):
+            picked.append((row, url, table))
+    for col, want in a.where.items():
+        want = sub(want)
+        picked = [p for p in picked if p[0][p[2].column(col)] == want]
+    mapping = a.columns if isinstance(a.columns, dict) else {c: c for c in a.columns}
+    out: list[tuple[list[str], list[str], str]] = []
+    seen: set[tuple[str, ...]] = set()
+    for row, url, table in picked:
+        projected = [row[table.column(src)] for src in mapping.values()]
+        if a.distinct and tuple(projected) in seen:
+            continue
+        seen.add(tuple(projected))
+        out.append((projected, row, url))
+    cols = list(mapping)
+    for key in reversed(a.sort_by):
+        idx = cols.index(key.column) if key.column in cols else None
+        if idx is None:
+            raise AgentError(f"sort_by column {key.column!r} is not an answer column {cols}")
+        out.sort(key=lambda r, i=idx, n=key.numeric: _num(r[0][i]) if n else r[0][i], reverse=key.desc)
+    if a.limit is not None:
+        out = out[: a.limit]
+    return Answer(
+        columns=cols,
+        rows=[r[0] for r in out],
+        citations=[Citation(row=i, url=r[2], excerpt=" ".join(r[1])) for i, r in enumerate(out)],
+    )
+
+
+def _num(text: str) -> float:
+    try:
+        return float(re.sub(r"[^0-9.eE+-]", "", text))
+    except ValueError:
+        raise AgentError(f"{text!r} is not a number") from None

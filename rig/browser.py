@@ -1,0 +1,65 @@
+"""Launching Debian's (or Playwright's) Chromium with flags that keep it offline."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from playwright.async_api import Browser, Playwright
+
+DEBIAN_CHROMIUM = "/usr/lib/chromium/chromium"
+
+#: Flags that keep Chromium quiet: no background calls, no component updates, no QUIC.
+OFFLINE_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
+
+#: Resolve every host name to nothing except loopback: a page cannot reach the internet.
+LOCAL_ONLY_FLAG = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost"
+
+
+def chromium_path() -> str | None:
+    """The Chromium executable to launch: `RIG_CHROMIUM`, else Debian's, else None (Playwright's own)."""
+    env = os.environ.get("RIG_CHROMIUM")
+    if env:
+        if not Path(env).exists() and not shutil.which(env):
+            from rig.errors import InfraError
+
+            raise InfraError(f"RIG_CHROMIUM={env!r} does not exist; point it at a Chromium binary")
+        return env
+    if Path(DEBIAN_CHROMIUM).exists():
+        return DEBIAN_CHROMIUM
+    return None
+
+
+def launch_args(local_only: bool = True, extra: list[str] | None = None) -> list[str]:
+    """Chromium command-line flags for a rig browser."""
+    args = list(OFFLINE_FLAGS)
+    if local_only:
+        args.append(LOCAL_ONLY_FLAG)
+    return args + list(extra or [])
+
+
+async def launch(
+    pw: Playwright,
+    *,
+    headless: bool = True,
+    local_only: bool = True,
+    extra_args: list[str] | None = None,
+    timeout_s: float = 30.0,
+) -> Browser:
+    """Launch Chromium for the rig (offline flags, configurable executable)."""
+    return await pw.chromium.launch(
+        executable_path=chromium_path(),
+        headless=headless,
+        args=launch_args(local_only, extra_args),
+        timeout=timeout_s * 1000,
+    )

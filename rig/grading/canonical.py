@@ -1,0 +1,98 @@
+"""Canonicalisation rules for answer cells (CONTRACTS.md): rules never fill or merge values."""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from datetime import datetime
+from typing import Any, Callable
+
+DEFAULT_RULES: list[Any] = ["nfkc", "trim", "collapse_ws"]
+_DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d/%m/%Y", "%m/%d/%Y", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y",
+                 "%Y-%m", "%B %Y", "%b %Y", "%Y%m%d")
+_MD = re.compile(r"(\*\*|__|\*|_|`|~~)(.+?)\1")
+_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def _number(value: str, decimals: int | None = None) -> str:
+    text = value.replace(",", "").replace("\u2212", "-").strip().rstrip("%")
+    try:
+        num = float(text)
+    except ValueError:
+        return value
+    if decimals is not None:
+        num = round(num, decimals)
+    return str(int(num)) if num == int(num) else repr(num)
+
+
+def _date(value: str) -> str:
+    text = value.strip()
+    for fmt in _DATE_FORMATS:
+        try:
+            d = datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+        return d.strftime("%Y-%m" if fmt in ("%Y-%m", "%B %Y", "%b %Y") else "%Y-%m-%d")
+    return value
+
+
+_SIMPLE: dict[str, Callable[[str], str]] = {
+    "nfkc": lambda v: unicodedata.normalize("NFKC", v),
+    "trim": str.strip,
+    "collapse_ws": lambda v: re.sub(r"\s+", " ", v),
+    "casefold": str.casefold,
+    "strip_punct": lambda v: v.translate(str.maketrans("", "", string.punctuation)),
+    "strip_markdown": lambda v: _MD.sub(r"\2", _MD_LINK.sub(r"\1", v)),
+    "number": _number,
+    "date": _date,
+}
+
+
+class RuleError(ValueError):
+    """A canonicalisation rule is malformed."""
+
+
+def apply_rule(rule: Any, value: str) -> str:
+    """Apply one rule (a name, or a one-key mapping with arguments) to one value."""
+    if isinstance(rule, str):
+        if rule not in _SIMPLE:
+            raise RuleError(f"unknown rule {rule!r}; known: {', '.join(sorted(_SIMPLE))}, regex_sub, aliases")
+        return _SIMPLE[rule](value)
+    if not isinstance(rule, dict) or len(rule) != 1:
+        raise RuleError(f"a rule is a name or a one-key mapping, got {rule!r}")
+    name, arg = next(iter(rule.items()))
+    if name == "regex_sub":
+        return re.sub(arg["pattern"], arg.get("repl", ""), value)
+    if name == "aliases":
+        return arg.get(value, arg.get(value.casefold(), value))
+    if name == "number":
+        return _number(value, (arg or {}).get("decimals"))
+    if name in _SIMPLE:
+        return _SIMPLE[name](value)
+    raise RuleError(f"unknown rule {name!r}")
+
+
+class Canonicalizer:
+    """Applies a rule set ({"default": [...], "columns": {name: [...]}}) to cells by column."""
+
+    def __init__(self, rules: dict[str, Any] | None = None) -> None:
+        rules = rules or {}
+        unknown = set(rules) - {"default", "columns"}
+        if unknown:
+            raise RuleError(f"unknown rule-set keys {sorted(unknown)}; expected 'default' and 'columns'")
+        self.default = list(rules.get("default", DEFAULT_RULES))
+        self.columns: dict[str, list[Any]] = dict(rules.get("columns", {}))
+        for rule in self.default + [r for rs in self.columns.values() for r in rs]:
+            apply_rule(rule, "")  # fail early on a malformed rule
+
+    def cell(self, column: str, value: Any) -> str:
+        """The canonical form of one cell."""
+        text = "" if value is None else str(value)
+        for rule in self.default + self.columns.get(column, []):
+            text = apply_rule(rule, text)
+        return text
+
+    def rows(self, columns: list[str], rows: list[list[Any]]) -> list[list[str]]:
+        """Canonicalise every cell of a table (missing cells stay missing)."""
+        return [[self.cell(c, v) for c, v in zip(columns, row)] for row in rows]

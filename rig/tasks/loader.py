@@ -1,0 +1,61 @@
+"""Loading and validating task files; errors name the file, the field and the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from rig.errors import InputError, TaskError
+from rig.tasks.models import Task
+
+BUNDLED_DIR = Path(__file__).parent / "sgr_mini"
+
+
+def load_task(path: str | Path) -> Task:
+    """Read one task file; raise TaskError naming the file, field and reason."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TaskError(str(p), None, f"cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        raise TaskError(str(p), where, f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise TaskError(str(p), None, "a task file is a YAML mapping")
+    try:
+        return Task.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(x) for x in err["loc"]) or None
+        msg = err["msg"]
+        if isinstance(err.get("ctx", {}).get("error"), InputError):
+            inner = err["ctx"]["error"]
+            field, msg = f"reference_solution{inner.field or ''}", inner.reason
+        raise TaskError(str(p), field, msg) from None
+
+
+def bundled_task_paths() -> list[Path]:
+    """Paths of the bundled SGR-mini task files, sorted by name."""
+    return sorted(BUNDLED_DIR.glob("*.yaml"))
+
+
+def bundled_tasks() -> list[Task]:
+    """All bundled SGR-mini tasks."""
+    return [load_task(p) for p in bundled_task_paths()]
+
+
+def resolve_task(ref: str) -> Task:
+    """A task by bundled id or by file path."""
+    p = Path(ref)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        return load_task(p)
+    if "/" in ref or ref.startswith("."):
+        raise InputError(ref, None, "task ids cannot contain path separators; pass a file path to a .yaml task")
+    for path in bundled_task_paths():
+        if path.stem == ref:
+            return load_task(path)
+    raise InputError(ref, None, "no bundled task with this id (see `rig tasks list`)")

@@ -1,0 +1,116 @@
+"""The task file format: pydantic models are its single source of truth (docs/schemas/task.schema.json)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rig.actions import parse_actions
+
+DimensionTag = Literal["scope", "criterion", "view"]
+Op = Literal["eq", "ne", "in", "contains", "gte", "lte", "prefix"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Prompts(_Model):
+    """The same information need phrased two ways (SGR-Bench's paired variants)."""
+
+    constraint: str = Field(description="explicit retrieval logic, step by step")
+    goal: str = Field(description="the information need only; the retrieval logic is left implicit")
+
+
+class OutputSchema(_Model):
+    """The answer table's shape."""
+
+    columns: list[str] = Field(min_length=1, description="ordered answer columns")
+    key: list[str] = Field(min_length=1, description="row-key columns used to align rows")
+    order: str = Field(description="the order rule, in words (e.g. 'Flights descending, then Carrier')")
+
+    @model_validator(mode="after")
+    def _key_in_columns(self) -> "OutputSchema":
+        missing = [k for k in self.key if k not in self.columns]
+        if missing:
+            raise ValueError(f"key columns {missing} are not among columns {self.columns}")
+        return self
+
+
+class StateConstraint(_Model):
+    """One constraint over a state dimension, e.g. `dim.origin == JFK`."""
+
+    key: str = Field(description="a state key, usually `dim.<name>`")
+    op: Op = "eq"
+    value: str | list[str]
+    tag: DimensionTag
+
+
+class GoldState(_Model):
+    """A named retrieval state the solution must reach, as constraints over state dimensions."""
+
+    name: str
+    description: str = ""
+    constraints: list[StateConstraint] = Field(min_length=1)
+
+
+class EvidenceRequirement(_Model):
+    """Which evidence must be visible, and under which gold state."""
+
+    state: str = Field(description="name of the gold state under which the evidence is exposed")
+    description: str
+    url_contains: str | None = None
+
+
+class GoldTable(_Model):
+    """The gold answer table (rows in the gold order)."""
+
+    rows: list[list[str]] = Field(min_length=2, max_length=20)
+
+
+class Task(_Model):
+    """One SGR task: prompts, output schema, gold answer, gold retrieval states and a reference solution."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    family: str = Field(description="source family, e.g. 'official statistics'")
+    site: str = Field(description="bundled site name, e.g. 'flights'")
+    start_path: str = Field(description="where agents start: a path on the sites server, e.g. '/flights/'")
+    prompts: Prompts
+    output: OutputSchema
+    canonicalize: dict[str, Any] = Field(
+        default_factory=lambda: {"default": ["nfkc", "trim", "collapse_ws"]},
+        description="canonicalisation rules (CONTRACTS.md)",
+    )
+    gold: GoldTable
+    gold_states: list[GoldState] = Field(min_length=1, description="in the order the solution needs them")
+    evidence: list[EvidenceRequirement] = Field(min_length=1)
+    dependency: str = Field(description="the logical dependency: which value read in one state decides the next")
+    reference_solution: list[dict[str, Any]] = Field(min_length=1, description="an action script")
+    data_version: str = Field(description="the data package and version the gold comes from")
+
+    @field_validator("reference_solution")
+    @classmethod
+    def _valid_script(cls, v: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        parse_actions(v, "reference_solution")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Task":
+        width = len(self.output.columns)
+        for i, row in enumerate(self.gold.rows):
+            if len(row) != width:
+                raise ValueError(f"gold.rows[{i}] has {len(row)} cells, the output schema has {width} columns")
+        if not self.start_path.startswith(f"/{self.site}/"):
+            raise ValueError(f"start_path {self.start_path!r} must lie under the site's root /{self.site}/")
+        names = {s.name for s in self.gold_states}
+        for ev in self.evidence:
+            if ev.state not in names:
+                raise ValueError(f"evidence names state {ev.state!r}, not one of gold_states {sorted(names)}")
+        return self
+
+    def prompt(self, variant: str) -> str:
+        """The prompt of one variant (`constraint` or `goal`), with the output schema appended."""
+        text = getattr(self.prompts, variant)
+        cols = ", ".join(self.output.columns)
+        return f"{text}\n\nAnswer as a table with columns: {cols}. Order: {self.output.order}."
