@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
+import time
 from pathlib import Path
 
-from playwright.async_api import Browser, Playwright
+from playwright.async_api import Browser, BrowserContext, Playwright
 
 DEBIAN_CHROMIUM = "/usr/lib/chromium/chromium"
 
@@ -63,3 +65,42 @@ async def launch(
         args=launch_args(local_only, extra_args),
         timeout=timeout_s * 1000,
     )
+
+
+async def launch_for_cdp(
+    pw: Playwright,
+    user_data_dir: str | Path,
+    *,
+    port: int | None = None,
+    headless: bool = True,
+    local_only: bool = True,
+    timeout_s: float = 30.0,
+) -> tuple[BrowserContext, str]:
+    """Launch a persistent Chromium context that outside drivers can reach over CDP on 127.0.0.1.
+
+    Returns the context and the CDP endpoint (`http://127.0.0.1:P`). With `port=None` Chromium picks a
+    free port itself and the port is read from `DevToolsActivePort` in the profile (no race).
+    Pages an outside CDP client opens belong to this context: `context.pages`, `context.on("page")`,
+    init scripts and exposed bindings apply to them.
+    """
+    profile = Path(user_data_dir)
+    active = profile / "DevToolsActivePort"
+    active.unlink(missing_ok=True)
+    extra = [f"--remote-debugging-port={port or 0}", "--remote-debugging-address=127.0.0.1"]
+    context = await pw.chromium.launch_persistent_context(
+        profile,
+        executable_path=chromium_path(),
+        headless=headless,
+        args=launch_args(local_only, extra),
+        timeout=timeout_s * 1000,
+    )
+    deadline = time.monotonic() + timeout_s
+    while not active.exists() or "\n" not in active.read_text():
+        if time.monotonic() > deadline:
+            await context.close()
+            from rig.errors import InfraError
+
+            raise InfraError(f"Chromium did not write {active} within {timeout_s} s; is remote debugging blocked?")
+        await asyncio.sleep(0.02)
+    actual = int(active.read_text().split()[0])
+    return context, f"http://127.0.0.1:{actual}"

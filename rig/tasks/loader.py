@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -10,6 +11,7 @@ from pydantic import ValidationError
 from rig.errors import InputError, TaskError
 from rig.tasks.models import Task
 
+_FIELD_MSG = re.compile(r"^([\w.\[\]]+): (.*)$", re.S)
 BUNDLED_DIR = Path(__file__).parent / "sgr_mini"
 
 
@@ -31,10 +33,11 @@ def load_task(path: str | Path) -> Task:
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err["loc"]) or None
-        msg = err["msg"]
-        if isinstance(err.get("ctx", {}).get("error"), InputError):
-            inner = err["ctx"]["error"]
-            field, msg = f"reference_solution{inner.field or ''}", inner.reason
+        msg = err["msg"].removeprefix("Value error, ")
+        m = _FIELD_MSG.match(msg)
+        if m:  # a check names its field first (see rig.tasks.models)
+            sub, msg = m.group(1), m.group(2)
+            field = f"{field or ''}{sub}" if sub.startswith("[") else ".".join(filter(None, [field, sub]))
         raise TaskError(str(p), field, msg) from None
 
 
@@ -50,10 +53,9 @@ def bundled_tasks() -> list[Task]:
 
 def resolve_task(ref: str) -> Task:
     """A task by bundled id or by file path."""
-    p = Path(ref)
-    if p.suffix in (".yaml", ".yml") or p.exists():
-        return load_task(p)
-    if "/" in ref or ref.startswith("."):
+    if ref.endswith((".yaml", ".yml")):
+        return load_task(ref)
+    if "/" in ref or "\\" in ref or ref.startswith("."):
         raise InputError(ref, None, "task ids cannot contain path separators; pass a file path to a .yaml task")
     for path in bundled_task_paths():
         if path.stem == ref:

@@ -1,4 +1,7 @@
-"""The task file format: pydantic models are its single source of truth (docs/schemas/task.schema.json)."""
+"""The task file format: pydantic models are its single source of truth (docs/schemas/task.schema.json).
+
+Cross-field checks raise ``ValueError("<field>: <reason>")``; the loader reports that field.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rig.actions import parse_actions
+from rig.errors import ScriptError
 
 DimensionTag = Literal["scope", "criterion", "view"]
 Op = Literal["eq", "ne", "in", "contains", "gte", "lte", "prefix"]
@@ -34,7 +38,7 @@ class OutputSchema(_Model):
     def _key_in_columns(self) -> "OutputSchema":
         missing = [k for k in self.key if k not in self.columns]
         if missing:
-            raise ValueError(f"key columns {missing} are not among columns {self.columns}")
+            raise ValueError(f"key: key columns {missing} are not among columns {self.columns}")
         return self
 
 
@@ -92,7 +96,10 @@ class Task(_Model):
     @field_validator("reference_solution")
     @classmethod
     def _valid_script(cls, v: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        parse_actions(v, "reference_solution")
+        try:
+            parse_actions(v, "reference_solution")
+        except ScriptError as exc:
+            raise ValueError(f"{exc.field}: {exc.reason}") from None
         return v
 
     @model_validator(mode="after")
@@ -100,13 +107,13 @@ class Task(_Model):
         width = len(self.output.columns)
         for i, row in enumerate(self.gold.rows):
             if len(row) != width:
-                raise ValueError(f"gold.rows[{i}] has {len(row)} cells, the output schema has {width} columns")
+                raise ValueError(f"gold.rows[{i}]: has {len(row)} cells, the output schema has {width} columns")
         if not self.start_path.startswith(f"/{self.site}/"):
-            raise ValueError(f"start_path {self.start_path!r} must lie under the site's root /{self.site}/")
+            raise ValueError(f"start_path: {self.start_path!r} must lie under the site's root /{self.site}/")
         names = {s.name for s in self.gold_states}
-        for ev in self.evidence:
+        for i, ev in enumerate(self.evidence):
             if ev.state not in names:
-                raise ValueError(f"evidence names state {ev.state!r}, not one of gold_states {sorted(names)}")
+                raise ValueError(f"evidence[{i}].state: names state {ev.state!r}, not one of gold_states {sorted(names)}")
         return self
 
     def prompt(self, variant: str) -> str:

@@ -1,0 +1,112 @@
+"""The `rig` command: parsing, progress bars and exit codes only; the work lives in modules."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from rig.errors import InputError, RigError
+from rig.log import setup_logging
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Drive, record, grade and replay web research agents.")
+sites_app = typer.Typer(no_args_is_help=True, help="The bundled replica sites.")
+tasks_app = typer.Typer(no_args_is_help=True, help="Task files and the bundled SGR-mini suite.")
+app.add_typer(sites_app, name="sites")
+app.add_typer(tasks_app, name="tasks")
+
+out = Console()
+err = Console(stderr=True)
+
+
+@app.callback()
+def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="debug logs on stderr")) -> None:
+    setup_logging(verbose=verbose)
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err)
+
+
+def _fail(exc: RigError, code: int = 1) -> None:
+    err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@app.command()
+def demo(out_dir: Path = typer.Option(Path("rig-demo"), "--out", help="where the demo writes its run")) -> None:
+    """Serve the bundled sites and run every reference solution against them (no network, no API key)."""
+    from rig.demo import run_demo
+
+    with _progress() as progress:
+        results = run_demo(out_dir, progress)
+    table = Table(title="SGR-mini reference solutions in the live bundled sites")
+    for col in ("task", "site", "family", "rows", "seconds", "gold reproduced"):
+        table.add_column(col)
+    for r in results:
+        mark = "[green]yes[/green]" if r.ok else f"[red]no[/red] {r.detail}"
+        table.add_row(r.task.id, r.task.site, r.task.family, str(r.rows), f"{r.seconds:.1f}", mark)
+    out.print(table)
+    failed = sum(not r.ok for r in results)
+    out.print(f"{len(results) - failed}/{len(results)} reference solutions reproduced their gold tables")
+    if failed:
+        raise typer.Exit(1)
+
+
+@sites_app.command("serve")
+def sites_serve(port: int = typer.Option(8765, help="port on 127.0.0.1")) -> None:
+    """Serve the bundled replica sites on 127.0.0.1 until interrupted."""
+    from rig.sites import serve
+
+    err.print(f"serving the bundled sites at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
+    serve(port)
+
+
+@tasks_app.command("list")
+def tasks_list(as_json: bool = typer.Option(False, "--json", help="print JSON on stdout")) -> None:
+    """List the bundled tasks."""
+    from rig.tasks import bundled_tasks
+
+    try:
+        tasks = bundled_tasks()
+    except RigError as exc:
+        _fail(exc)
+    if as_json:
+        rows = [{"id": t.id, "site": t.site, "family": t.family, "columns": t.output.columns,
+                 "gold_rows": len(t.gold.rows), "gold_states": [s.name for s in t.gold_states]} for t in tasks]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    table = Table(title=f"{len(tasks)} bundled tasks ({2 * len(tasks)} with both prompt variants)")
+    for col in ("id", "site", "family", "rows", "gold states"):
+        table.add_column(col)
+    for t in tasks:
+        table.add_row(t.id, t.site, t.family, str(len(t.gold.rows)), " -> ".join(s.name for s in t.gold_states))
+    out.print(table)
+
+
+@tasks_app.command("validate")
+def tasks_validate(paths: list[Path] = typer.Argument(..., help="task files")) -> None:
+    """Validate task files; exit 1 naming the file, field and reason of each error."""
+    from rig.tasks import load_task
+
+    bad = 0
+    for path in paths:
+        try:
+            task = load_task(path)
+        except InputError as exc:
+            bad += 1
+            err.print(f"[red]invalid[/red] {exc}", highlight=False, soft_wrap=True)
+            continue
+        out.print(f"[green]valid[/green] {path} ({task.id})", highlight=False, soft_wrap=True)
+    if bad:
+        raise typer.Exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

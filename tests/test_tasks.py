@@ -1,0 +1,118 @@
+"""Task files: valid ones load, broken ones fail naming the file, the field and the reason."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from rig.cli import app
+from rig.errors import TaskError
+from rig.tasks import load_task, resolve_task
+from rig.tasks.loader import bundled_task_paths
+
+DATA = Path(__file__).parent / "data" / "tasks"
+VALID = yaml.safe_load((DATA / "valid.yaml").read_text())
+runner = CliRunner()
+
+
+def _write(tmp_path: Path, data: dict, name: str = "task.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_valid_task_loads():
+    task = load_task(DATA / "valid.yaml")
+    assert task.id == "sample-01"
+    assert task.output.key == ["Destination"]
+    assert task.gold_states[0].constraints[0].key == "dim.origin"
+    assert "Answer as a table with columns: Destination, Flights" in task.prompt("goal")
+
+
+def _mutated(path: str, value):
+    data = copy.deepcopy(VALID)
+    node = data
+    parts = path.split(".")
+    for p in parts[:-1]:
+        node = node[int(p)] if isinstance(node, list) else node[p]
+    last = parts[-1]
+    if value is KeyError:
+        del node[last]
+    elif isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    "path,value,field,reason",
+    [
+        ("prompts.goal", KeyError, "prompts.goal", "Field required"),
+        ("output.key", ["Carrier"], "output.key", "key columns ['Carrier'] are not among columns"),
+        ("gold.rows", [["LAX", "1", "extra"], ["SFO", "2"]], "gold.rows[0]", "has 3 cells"),
+        ("gold.rows", [["LAX", "1"]], "gold.rows", "at least 2 items"),
+        ("gold_states.0.constraints.0.tag", "filter", "gold_states.0.constraints.0.tag", "'scope', 'criterion' or 'view'"),
+        ("id", "../escape", "id", "String should match pattern"),
+        ("start_path", "/stats/", "start_path", "must lie under the site's root /flights/"),
+        ("reference_solution", [{"goto": "/x"}, {"teleport": "/y"}], "reference_solution[1]", "unknown verb 'teleport'"),
+        ("reference_solution", [{"select": {"selector": "#a"}}], "reference_solution[0].select.value", "Field required"),
+        ("evidence", [{"state": "nowhere", "description": "x"}], "evidence[0].state", "names state 'nowhere'"),
+        ("surprise", 1, "surprise", "Extra inputs are not permitted"),
+    ],
+)
+def test_broken_task_names_field_and_reason(tmp_path, path, value, field, reason):
+    bad = _write(tmp_path, _mutated(path, value))
+    with pytest.raises(TaskError) as info:
+        load_task(bad)
+    err = info.value
+    assert err.source == str(bad)
+    if field is not None:
+        assert err.field == field
+    assert reason in err.reason
+
+
+def test_truncated_yaml_names_line():
+    with pytest.raises(TaskError) as info:
+        load_task(DATA / "truncated.yaml")
+    assert info.value.field and info.value.field.startswith("line ")
+    assert "not valid YAML" in info.value.reason
+
+
+def test_validate_cli_exit_codes(tmp_path):
+    ok = runner.invoke(app, ["tasks", "validate", str(DATA / "valid.yaml")])
+    assert ok.exit_code == 0, ok.output
+    bad = _write(tmp_path, _mutated("output.key", ["Nope"]), "bad.yaml")
+    res = runner.invoke(app, ["tasks", "validate", str(DATA / "valid.yaml"), str(bad)])
+    assert res.exit_code == 1
+    assert "bad.yaml: output.key:" in res.output and "key columns ['Nope']" in res.output
+
+
+def test_task_ids_cannot_escape():
+    with pytest.raises(Exception, match="path separators"):
+        resolve_task("../../etc/passwd")
+
+
+def test_bundled_suite_shape():
+    paths = bundled_task_paths()
+    tasks = [load_task(p) for p in paths]
+    assert len(tasks) >= 12, "SGR-mini needs at least 12 pairs (24 prompt variants)"
+    assert len({t.site for t in tasks}) >= 3
+    assert len({t.family for t in tasks}) >= 3
+    for path, task in zip(paths, tasks):
+        assert path.stem == task.id, f"{path.name}: file name must be the task id"
+        assert 2 <= len(task.gold.rows) <= 20
+        assert "${" in yaml.safe_dump(task.reference_solution), f"{task.id}: no logical dependency in its script"
+
+
+def test_tasks_list_json():
+    import json
+
+    res = runner.invoke(app, ["tasks", "list", "--json"])
+    assert res.exit_code == 0
+    rows = json.loads(res.stdout)
+    assert {"id", "site", "family"} <= set(rows[0])
