@@ -59,6 +59,28 @@ def demo(out_dir: Path = typer.Option(Path("rig-demo"), "--out", help="where the
         raise typer.Exit(1)
 
 
+@app.command()
+def record(
+    script: Path = typer.Option(..., "--script", help="action script (YAML or JSON)"),
+    out_dir: Path = typer.Option(..., "--out", help="episode directory to write"),
+    start_url: Optional[str] = typer.Option(None, "--start-url", help="open this first; relative gotos resolve against it"),
+    headed: bool = typer.Option(False, "--headed", help="show the browser window (needs a display)"),
+) -> None:
+    """Run one action script in a recorded browser; write an episode directory."""
+    import asyncio
+
+    from rig.record import record_script
+
+    try:
+        episode = asyncio.run(record_script(script, out_dir, start_url, headless=not headed))
+    except RigError as exc:
+        _fail(exc)
+    out.print(f"{out_dir}: {episode.status}, {episode.steps} steps" + (f" ({episode.error})" if episode.error else ""),
+              highlight=False, soft_wrap=True)
+    if episode.status != "ok":
+        raise typer.Exit(1)
+
+
 @sites_app.command("serve")
 def sites_serve(port: int = typer.Option(8765, help="port on 127.0.0.1")) -> None:
     """Serve the bundled replica sites on 127.0.0.1 until interrupted."""

@@ -1,0 +1,80 @@
+"""The episode directory's `episode.json`: who ran what, with which versions, and how it ended."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rig import __version__
+
+EPISODE_FILE = "episode.json"
+Status = Literal["incomplete", "ok", "timeout", "agent_error", "infra_error", "parse_failure"]
+
+
+class Versions(BaseModel):
+    """Software versions an episode ran with."""
+
+    rig: str = __version__
+    python: str = Field(default_factory=platform.python_version)
+    playwright: str | None = None
+    chromium: str | None = None
+
+
+class Episode(BaseModel):
+    """`episode.json`. Written with status `incomplete` when an episode starts, rewritten when it ends;
+    an episode killed mid-way stays `incomplete`. `infra_error` is never scored as the agent's zero."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: Literal["sgr-rig/episode/1"] = "sgr-rig/episode/1"
+    task_id: str | None = None
+    variant: Literal["constraint", "goal"] | None = None
+    agent: str
+    model: str | None = None
+    trial: int = 0
+    prompt: str | None = None
+    start_url: str | None = None
+    versions: Versions = Field(default_factory=Versions)
+    started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    ended_at: datetime | None = None
+    seconds: float | None = None
+    status: Status = "incomplete"
+    error: str | None = None
+    steps: int | None = None
+
+    def finish(self, status: Status, error: str | None = None, steps: int | None = None) -> None:
+        """Mark the episode ended with a status."""
+        self.ended_at = datetime.now(timezone.utc)
+        self.seconds = round((self.ended_at - self.started_at).total_seconds(), 3)
+        self.status, self.error, self.steps = status, error, steps
+
+
+def playwright_version() -> str | None:
+    """The installed Playwright package version."""
+    try:
+        return version("playwright")
+    except PackageNotFoundError:  # pragma: no cover
+        return None
+
+
+def write_episode(directory: Path, episode: Episode) -> Path:
+    """Write episode.json atomically (a reader never sees half a file)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / EPISODE_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(episode.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def read_episode(directory: Path) -> Episode:
+    """Read an episode directory's episode.json."""
+    path = Path(directory) / EPISODE_FILE
+    return Episode.model_validate(json.loads(path.read_text(encoding="utf-8")))
