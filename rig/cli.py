@@ -81,6 +81,48 @@ def record(
         raise typer.Exit(1)
 
 
+@app.command()
+def run(
+    task: list[str] = typer.Option(..., "--task", help="task id, task file, or `all` (repeatable)"),
+    agent: str = typer.Option(..., "--agent", help="reference, scripted:FILE, perturbed:KIND, browser-use, cdp, operator"),
+    variant: Optional[list[str]] = typer.Option(None, "--variant", help="constraint or goal (default: both)"),
+    trials: int = typer.Option(1, "--trials", help="episodes per (task, variant)"),
+    out_dir: Path = typer.Option(Path("runs"), "--out", help="runs directory"),
+    concurrency: int = typer.Option(1, "--concurrency", help="episodes at once, each in its own browser context"),
+    resume: bool = typer.Option(False, "--resume", help="skip episodes already complete"),
+    model: Optional[str] = typer.Option(None, "--model", help="LLM for browser-use, e.g. openai:gpt-4.1-mini"),
+    answer_file: Optional[Path] = typer.Option(None, "--answer-file", help="operator: the product's answer (markdown)"),
+    max_steps: int = typer.Option(60, "--max-steps", help="step budget per episode"),
+    timeout: float = typer.Option(300.0, "--timeout", help="wall-clock budget per episode, seconds"),
+    stall: float = typer.Option(120.0, "--stall", help="end an episode with no new step for this long, seconds"),
+    sites_url: Optional[str] = typer.Option(None, "--sites-url", help="use running sites instead of serving them"),
+    executor: str = typer.Option("local", "--executor", help="local (ray: not built yet)"),
+    frozen: Optional[Path] = typer.Option(None, "--frozen", help="run against a site snapshot (not built yet)"),
+    headed: bool = typer.Option(False, "--headed", help="show the browser (needs a display)"),
+) -> None:
+    """Run episodes of tasks: one episode directory per (task, variant, agent, trial)."""
+    from rig.agents.base import Budget
+    from rig.runner.run import run as run_episodes
+
+    try:
+        with _progress() as progress:
+            episodes = run_episodes(
+                task, agent, out_dir, variants=variant, trials=trials, concurrency=concurrency, resume=resume,
+                model=model, answer_file=answer_file, budget=Budget(max_steps, timeout, stall), sites_url=sites_url,
+                executor=executor, frozen=frozen, headless=not headed, progress=progress,
+            )
+    except RigError as exc:
+        _fail(exc)
+    table = Table(title=f"{len(episodes)} episodes in {out_dir}")
+    for col in ("task", "variant", "agent", "trial", "status", "steps", "seconds"):
+        table.add_column(col)
+    for e in episodes:
+        table.add_row(e.task_id or "", e.variant or "", e.agent, str(e.trial), e.status, str(e.steps), f"{e.seconds or 0:.1f}")
+    out.print(table)
+    if any(e.status == "infra_error" for e in episodes):
+        raise typer.Exit(3)
+
+
 @sites_app.command("serve")
 def sites_serve(port: int = typer.Option(8765, help="port on 127.0.0.1")) -> None:
     """Serve the bundled replica sites on 127.0.0.1 until interrupted."""

@@ -1,0 +1,60 @@
+"""The one agent interface: an agent gets an `EpisodeEnv` and returns an answer (or None)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TextIO
+
+from playwright.async_api import BrowserContext, Page
+
+from rig.answer import Answer
+from rig.tasks.models import Task
+
+if TYPE_CHECKING:
+    from recorders import Recorder
+
+
+@dataclass
+class Budget:
+    """Limits of one episode."""
+
+    max_steps: int = 60
+    timeout_s: float = 300.0
+    stall_s: float = 120.0
+
+
+@dataclass
+class EpisodeEnv:
+    """Everything an agent may use during one episode. The page is already at `start_url`."""
+
+    task: Task | None
+    variant: str | None
+    prompt: str
+    start_url: str
+    sites_url: str
+    context: BrowserContext
+    page: Page
+    recorder: "Recorder"
+    out_dir: Path
+    budget: Budget
+    cdp_url: str | None = None
+    console: TextIO | None = None
+    notes: dict[str, object] = field(default_factory=dict)
+
+
+class Agent(Protocol):
+    """An agent kind. `needs_cdp` asks the runner for a browser reachable over CDP."""
+
+    name: str
+    model: str | None
+    needs_cdp: bool
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        """Solve the episode's task in `env`; raise AgentError on the agent's own failure."""
+        ...
+
+
+def read_answer_text(path: Path) -> str:
+    """Read an answer file handed in from outside (operator, submit)."""
+    return Path(path).read_text(encoding="utf-8")

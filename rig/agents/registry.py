@@ -1,0 +1,40 @@
+"""Making an agent from its name on the command line (CONTRACTS.md's agent list)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rig.agents.base import Agent
+from rig.errors import InputError
+
+AGENT_KINDS = ("reference", "scripted:FILE", "perturbed:KIND", "browser-use", "cdp", "operator")
+
+
+def make_agent(name: str, *, model: str | None = None, answer_file: Path | None = None) -> Agent:
+    """The agent called `name`; raises InputError for unknown names or missing options."""
+    kind, _, arg = name.partition(":")
+    if kind == "reference" and not arg:
+        from rig.agents.scripts import ReferenceAgent
+
+        return ReferenceAgent()
+    if kind == "scripted" and arg:
+        from rig.agents.scripts import ScriptedAgent
+
+        return ScriptedAgent(arg)
+    if kind == "perturbed" and arg:
+        from rig.agents.perturbed import PerturbedAgent
+
+        return PerturbedAgent(arg)
+    if kind == "browser-use" and not arg:
+        from rig.agents.browser_use import BrowserUseAgent
+
+        return BrowserUseAgent(model)
+    if kind == "cdp" and not arg:
+        from rig.agents.external import CdpAgent
+
+        return CdpAgent()
+    if kind == "operator" and not arg:
+        from rig.agents.external import OperatorAgent
+
+        return OperatorAgent(answer_file)
+    raise InputError("--agent", None, f"unknown agent {name!r}; expected one of {', '.join(AGENT_KINDS)}")

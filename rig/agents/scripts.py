@@ -1,0 +1,43 @@
+"""Agents that run action scripts: `reference` (the task's solution) and `scripted:FILE`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rig.actions import load_script, parse_actions
+from rig.agents.base import EpisodeEnv
+from rig.agents.scripted import ScriptRunner
+from rig.answer import Answer
+from rig.errors import AgentError, InputError
+
+
+class ReferenceAgent:
+    """Runs the task's reference solution."""
+
+    name, model, needs_cdp = "reference", None, False
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        """Run the reference solution with the recorder watching each action."""
+        if env.task is None:
+            raise InputError("--agent reference", None, "the reference agent needs a task")
+        actions = parse_actions(env.task.reference_solution, f"{env.task.id}.reference_solution")
+        result = await ScriptRunner(env.page, env.sites_url, hook=env.recorder).run(actions)
+        if result.answer is None:
+            raise AgentError(f"{env.task.id}: the reference solution gives no answer")
+        return result.answer
+
+
+class ScriptedAgent:
+    """Runs any action script (`scripted:FILE`)."""
+
+    model, needs_cdp = None, False
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        self.name = f"scripted:{path}"
+        self.actions = load_script(self.path)  # fail before any episode starts
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        """Run the script; its `answer` action (if any) is the answer."""
+        result = await ScriptRunner(env.page, env.sites_url, hook=env.recorder).run(self.actions)
+        return result.answer

@@ -1,0 +1,64 @@
+"""One shared Chromium per executor, relaunched when it dies; CDP browsers launched per episode."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+
+from playwright.async_api import Browser, BrowserContext, Playwright
+
+from rig.browser import launch, launch_for_cdp
+
+
+class BrowserPool:
+    """Hands out the executor's browser, relaunching it after a crash."""
+
+    def __init__(self, pw: Playwright, headless: bool = True) -> None:
+        self.pw, self.headless = pw, headless
+        self._browser: Browser | None = None
+        self._lock = asyncio.Lock()
+        self.launches = 0
+
+    async def get(self) -> Browser:
+        """A connected browser (launching one if needed)."""
+        async with self._lock:
+            if self._browser is None or not self._browser.is_connected():
+                self._browser = await launch(self.pw, headless=self.headless)
+                self.launches += 1
+            return self._browser
+
+    @asynccontextmanager
+    async def context(self, cdp: bool) -> AsyncIterator[tuple[BrowserContext, str | None, Browser | None]]:
+        """A fresh context: in the shared browser, or (for CDP drivers) in a browser of its own."""
+        if not cdp:
+            browser = await self.get()
+            ctx = await browser.new_context()
+            try:
+                yield ctx, None, browser
+            finally:
+                await _quiet_close(ctx)
+            return
+        profile = tempfile.mkdtemp(prefix="rig-cdp-profile-")
+        try:
+            ctx, url = await launch_for_cdp(self.pw, profile, headless=self.headless)
+            try:
+                yield ctx, url, ctx.browser
+            finally:
+                await _quiet_close(ctx)
+        finally:
+            shutil.rmtree(profile, ignore_errors=True)
+
+    async def close(self) -> None:
+        """Close the shared browser."""
+        if self._browser is not None and self._browser.is_connected():
+            await self._browser.close()
+
+
+async def _quiet_close(ctx: BrowserContext) -> None:
+    try:
+        await asyncio.wait_for(ctx.close(), timeout=10)
+    except Exception:  # the browser may already be gone; nothing left to close
+        pass

@@ -1,0 +1,46 @@
+"""Supervising an agent: wall-clock timeout, stall detection and the step budget."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Awaitable, Callable
+
+from rig.agents.base import Budget
+
+
+class BudgetExceeded(Exception):
+    """The agent ran out of a budget; `status` is how the episode ends (`timeout` or `agent_error`)."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], int], poll_s: float = 0.1) -> Any:
+    """Await `work`, cancelling it when the time, stall or step budget runs out."""
+    task = asyncio.ensure_future(work)
+    start = last_change = time.monotonic()
+    seen = steps()
+    reason: BudgetExceeded | None = None
+    while not task.done():
+        await asyncio.wait({task}, timeout=poll_s)
+        if task.done():
+            break
+        now, count = time.monotonic(), steps()
+        if count != seen:
+            seen, last_change = count, now
+        if now - start > budget.timeout_s:
+            reason = BudgetExceeded("timeout", f"wall-clock budget of {budget.timeout_s:g} s exceeded")
+        elif now - last_change > budget.stall_s:
+            reason = BudgetExceeded("timeout", f"stalled: no new step for {budget.stall_s:g} s")
+        elif count > budget.max_steps:
+            reason = BudgetExceeded("agent_error", f"step budget of {budget.max_steps} exceeded")
+        if reason is not None:
+            task.cancel()
+            try:
+                await asyncio.wait_for(asyncio.shield(task), timeout=5)
+            except BaseException:
+                pass
+            raise reason
+    return task.result()

@@ -1,0 +1,140 @@
+"""Running one episode: a recorded context, the agent under its budgets, retries of infrastructure failures."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from loguru import logger
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_fixed
+
+from recorders import Recorder, RecorderOptions, SiteAdapter
+from rig.agents.base import Agent, Budget, EpisodeEnv
+from rig.episode import Episode, playwright_version, write_episode
+from rig.errors import AgentError, BrowserCrashed, InfraError, InputError
+from rig.record import write_answer
+from rig.runner.browsers import BrowserPool
+from rig.runner.budget import BudgetExceeded, supervise
+from rig.runner.spec import EpisodeSpec
+
+ATTEMPTS_DIR = "attempts"
+
+
+class _Infra(Exception):
+    """An attempt failed for infrastructure reasons; retried."""
+
+    def __init__(self, error: InfraError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+async def run_episode(
+    spec: EpisodeSpec,
+    agent: Agent,
+    pool: BrowserPool,
+    runs_dir: Path,
+    *,
+    sites_url: str,
+    budget: Budget,
+    adapters: list[SiteAdapter],
+    options: RecorderOptions | None = None,
+    attempts: int = 3,
+) -> Episode:
+    """Run one episode into its directory; infrastructure failures are retried and never scored as the agent's."""
+    out_dir = spec.directory(runs_dir)
+    episode = Episode(
+        task_id=spec.task.id, variant=spec.variant, agent=agent.name, model=agent.model, trial=spec.trial,
+        prompt=spec.task.prompt(spec.variant), start_url=sites_url.rstrip("/") + spec.task.start_path,
+    )
+    attempt_no = 0
+    try:
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception_type(_Infra), stop=stop_after_attempt(attempts), wait=wait_fixed(0.5), reraise=True
+        ):
+            with attempt:
+                attempt_no += 1
+                if attempt_no > 1:
+                    _keep_failed_attempt(out_dir, attempt_no - 1)
+                    logger.warning("{}: retrying after an infrastructure failure (attempt {})", spec.label, attempt_no)
+                await _attempt(spec, agent, pool, out_dir, episode, sites_url, budget, adapters, options)
+    except _Infra as exc:
+        episode.finish("infra_error", str(exc.error), episode.steps)
+    episode.attempts = attempt_no  # type: ignore[attr-defined]
+    write_episode(out_dir, episode)
+    return episode
+
+
+def _keep_failed_attempt(out_dir: Path, n: int) -> None:
+    """Move a failed attempt's files under attempts/<n>/ so nothing recorded is lost."""
+    keep = out_dir / ATTEMPTS_DIR / str(n)
+    keep.mkdir(parents=True, exist_ok=True)
+    for child in list(out_dir.iterdir()):
+        if child.name != ATTEMPTS_DIR:
+            shutil.move(str(child), keep / child.name)
+
+
+async def _attempt(
+    spec: EpisodeSpec, agent: Agent, pool: BrowserPool, out_dir: Path, episode: Episode, sites_url: str,
+    budget: Budget, adapters: list[SiteAdapter], options: RecorderOptions | None,
+) -> None:
+    episode.status, episode.error, episode.ended_at = "incomplete", None, None
+    episode.versions.playwright = playwright_version()
+    write_episode(out_dir, episode)
+    rec: Recorder | None = None
+    try:
+        async with pool.context(agent.needs_cdp) as (context, cdp_url, browser):
+            episode.versions.chromium = browser.version if browser is not None else None
+            rec = await Recorder.attach(context, out_dir, options=options, adapters=adapters)
+            page = context.pages[0] if context.pages else await context.new_page()
+            async with rec.action({"type": "goto", "target": None, "value": episode.start_url}):
+                await page.goto(episode.start_url, timeout=30_000)
+            env = EpisodeEnv(
+                task=spec.task, variant=spec.variant, prompt=episode.prompt or "", start_url=episode.start_url or "",
+                sites_url=sites_url, context=context, page=page, recorder=rec, out_dir=out_dir, budget=budget,
+                cdp_url=cdp_url, console=sys.stdout,
+            )
+            status, error = await _drive(agent, env, rec, budget, browser)
+            await rec.close()
+            episode.finish(status, error, rec.steps)
+    except InfraError as exc:
+        await _close(rec)
+        episode.steps = rec.steps if rec else 0
+        raise _Infra(exc) from None
+    except Exception as exc:  # Playwright failing outside the agent (context, navigation to our own server)
+        await _close(rec)
+        episode.steps = rec.steps if rec else 0
+        raise _Infra(InfraError(f"{type(exc).__name__}: {exc}")) from None
+    logger.info("{}: {} ({} steps){}", spec.label, episode.status, episode.steps, f": {episode.error}" if episode.error else "")
+
+
+async def _drive(agent: Agent, env: EpisodeEnv, rec: Recorder, budget: Budget, browser) -> tuple[str, str | None]:
+    """Run the agent under its budgets; map the outcome to an episode status."""
+    from rig.grading.parse import ParseFailure
+
+    try:
+        answer = await supervise(agent.run(env), budget, lambda: rec.steps)
+    except BudgetExceeded as exc:
+        return exc.status, str(exc)
+    except ParseFailure as exc:
+        return "parse_failure", str(exc)
+    except InfraError:
+        raise
+    except Exception as exc:  # anything else the agent raised is the agent's failure, unless the browser died
+        if browser is not None and not browser.is_connected():
+            raise BrowserCrashed(f"the browser died during the episode ({exc})") from None
+        return "agent_error", str(exc) if isinstance(exc, (AgentError, InputError)) else f"{type(exc).__name__}: {exc}"
+    if browser is not None and not browser.is_connected():
+        raise BrowserCrashed("the browser died during the episode")
+    if answer is None:
+        return "agent_error", "the agent gave no answer"
+    write_answer(env.out_dir, answer)
+    return "ok", None
+
+
+async def _close(rec: Recorder | None) -> None:
+    if rec is not None:
+        try:
+            await rec.close()
+        except Exception as exc:  # the archive keeps every complete record even if closing fails
+            logger.debug("recorder close after failure: {}", exc)

@@ -1,0 +1,107 @@
+"""The local executor: episodes as independent units of work under bounded asyncio concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loguru import logger
+from playwright.async_api import async_playwright
+from rich.progress import Progress
+
+from recorders import RecorderOptions
+from rig.agents.base import Agent, Budget
+from rig.episode import EPISODE_FILE, Episode, read_episode
+from rig.record import bundled_adapters
+from rig.runner.browsers import BrowserPool
+from rig.runner.episode import run_episode
+from rig.runner.spec import EpisodeSpec
+from rig.tasks.models import Task
+
+#: Statuses of an episode that finished; `incomplete` and `infra_error` episodes are run again by --resume.
+COMPLETE = ("ok", "timeout", "agent_error", "parse_failure")
+
+
+def plan(tasks: list[Task], variants: list[str], agent: str, trials: int, runs_dir: Path, resume: bool) -> list[EpisodeSpec]:
+    """The episodes to run. With `resume`, trials 0..N-1 minus those already complete; without it,
+    N new trials numbered after any that exist (running again into a runs directory adds episodes)."""
+    specs: list[EpisodeSpec] = []
+    for task in tasks:
+        for variant in variants:
+            probe = EpisodeSpec(task, variant, agent, 0)
+            if resume:
+                specs += [s for t in range(trials) if not _complete((s := EpisodeSpec(task, variant, agent, t)).directory(runs_dir))]
+            else:
+                parent = probe.directory(runs_dir).parent
+                first = len(list(parent.glob("trial-*"))) if parent.exists() else 0
+                specs += [EpisodeSpec(task, variant, agent, first + t) for t in range(trials)]
+    return specs
+
+
+def _complete(directory: Path) -> bool:
+    if not (directory / EPISODE_FILE).exists():
+        return False
+    try:
+        return read_episode(directory).status in COMPLETE
+    except Exception:  # an unreadable episode.json is not a complete episode
+        return False
+
+
+@dataclass
+class RunStats:
+    """Live counts for the progress bar."""
+
+    done: int = 0
+    failing: int = 0
+    running: int = 0
+    episodes: list[Episode] = field(default_factory=list)
+
+
+async def run_local(
+    specs: list[EpisodeSpec],
+    agent: Agent,
+    runs_dir: Path,
+    *,
+    sites_url: str,
+    budget: Budget,
+    concurrency: int = 1,
+    options: RecorderOptions | None = None,
+    progress: Progress | None = None,
+    headless: bool = True,
+) -> list[Episode]:
+    """Run episodes, at most `concurrency` at once, each in its own browser context."""
+    stats = RunStats()
+    sem = asyncio.Semaphore(max(1, concurrency))
+    adapters = bundled_adapters()
+    bar = progress.add_task("episodes", total=len(specs)) if progress else None
+
+    def show() -> None:
+        if progress is not None:
+            progress.update(bar, completed=stats.done,
+                            description=f"episodes (running {stats.running}, failing {stats.failing})")
+
+    async with async_playwright() as pw:
+        pool = BrowserPool(pw, headless=headless)
+
+        async def one(spec: EpisodeSpec) -> Episode:
+            async with sem:
+                stats.running += 1
+                show()
+                try:
+                    ep = await run_episode(spec, agent, pool, runs_dir, sites_url=sites_url, budget=budget,
+                                           adapters=adapters, options=options)
+                finally:
+                    stats.running -= 1
+                stats.done += 1
+                stats.failing += ep.status != "ok"
+                show()
+                return ep
+
+        try:
+            episodes = await asyncio.gather(*(one(s) for s in specs))
+        finally:
+            await pool.close()
+    logger.info("{} episodes: {}", len(episodes), ", ".join(f"{s} {sum(e.status == s for e in episodes)}"
+                                                            for s in sorted({e.status for e in episodes})))
+    return list(episodes)

@@ -1,0 +1,70 @@
+"""`rig run`: plan episodes, serve the bundled sites, and execute."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import nullcontext
+from pathlib import Path
+
+from rich.progress import Progress
+
+from rig.agents.base import Budget
+from rig.agents.registry import make_agent
+from rig.episode import Episode
+from rig.errors import InputError
+from rig.log import add_run_log
+from rig.runner.local import plan, run_local
+from rig.sites import SitesServer
+from rig.tasks import bundled_tasks, resolve_task
+from rig.tasks.models import Task
+
+VARIANTS = ("constraint", "goal")
+
+
+def select_tasks(refs: list[str]) -> list[Task]:
+    """Tasks by id or path; `all` means the whole bundled suite."""
+    if not refs:
+        raise InputError("--task", None, "give at least one task id, task file, or `all`")
+    tasks: list[Task] = []
+    for ref in refs:
+        tasks += bundled_tasks() if ref == "all" else [resolve_task(ref)]
+    return tasks
+
+
+def run(
+    task_refs: list[str],
+    agent_name: str,
+    runs_dir: Path,
+    *,
+    variants: list[str] | None = None,
+    trials: int = 1,
+    concurrency: int = 1,
+    resume: bool = False,
+    model: str | None = None,
+    answer_file: Path | None = None,
+    budget: Budget | None = None,
+    sites_url: str | None = None,
+    executor: str = "local",
+    frozen: Path | None = None,
+    headless: bool = True,
+    progress: Progress | None = None,
+) -> list[Episode]:
+    """Run every (task, variant, agent, trial) episode into `runs_dir`; return their episode records."""
+    if executor != "local":
+        raise InputError("--executor", None, f"{executor!r} is not available yet; only `local` is built")
+    if frozen is not None:
+        raise InputError("--frozen", None, "frozen replay is not built yet")
+    for v in variants or []:
+        if v not in VARIANTS:
+            raise InputError("--variant", None, f"{v!r} is not one of {', '.join(VARIANTS)}")
+    if trials < 1 or concurrency < 1:
+        raise InputError("--trials/--concurrency", None, "must be at least 1")
+    tasks = select_tasks(task_refs)
+    agent = make_agent(agent_name, model=model, answer_file=answer_file)
+    specs = plan(tasks, list(variants or VARIANTS), agent.name, trials, runs_dir, resume)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    add_run_log(runs_dir / "run.log")
+    with SitesServer() if sites_url is None else nullcontext() as srv:
+        url = sites_url or srv.url
+        return asyncio.run(run_local(specs, agent, runs_dir, sites_url=url, budget=budget or Budget(),
+                                     concurrency=concurrency, progress=progress, headless=headless))
