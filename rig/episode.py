@@ -48,6 +48,8 @@ class Episode(BaseModel):
     status: Status = "incomplete"
     error: str | None = None
     steps: int | None = None
+    attempts: int = 1
+    injected_fault: str | None = Field(default=None, description="ground truth of a perturbed:KIND agent")
 
     def finish(self, status: Status, error: str | None = None, steps: int | None = None) -> None:
         """Mark the episode ended with a status."""

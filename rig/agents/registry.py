@@ -26,7 +26,7 @@ def make_agent(name: str, *, model: str | None = None, answer_file: Path | None 
 
         return PerturbedAgent(arg)
     if kind == "browser-use" and not arg:
-        from rig.agents.browser_use import BrowserUseAgent
+        from rig.agents.browser_use_agent import BrowserUseAgent
 
         return BrowserUseAgent(model)
     if kind == "cdp" and not arg:

@@ -46,6 +46,7 @@ async def run_episode(
     episode = Episode(
         task_id=spec.task.id, variant=spec.variant, agent=agent.name, model=agent.model, trial=spec.trial,
         prompt=spec.task.prompt(spec.variant), start_url=sites_url.rstrip("/") + spec.task.start_path,
+        injected_fault=getattr(agent, "injected_fault", None),
     )
     attempt_no = 0
     try:
@@ -60,7 +61,7 @@ async def run_episode(
                 await _attempt(spec, agent, pool, out_dir, episode, sites_url, budget, adapters, options)
     except _Infra as exc:
         episode.finish("infra_error", str(exc.error), episode.steps)
-    episode.attempts = attempt_no  # type: ignore[attr-defined]
+    episode.attempts = attempt_no
     write_episode(out_dir, episode)
     return episode
 

@@ -61,6 +61,9 @@ def run(
         raise InputError("--trials/--concurrency", None, "must be at least 1")
     tasks = select_tasks(task_refs)
     agent = make_agent(agent_name, model=model, answer_file=answer_file)
+    check = getattr(agent, "check", None)
+    for task in tasks if check else []:
+        check(task)  # e.g. a perturbation the task cannot take: fail before any episode starts
     specs = plan(tasks, list(variants or VARIANTS), agent.name, trials, runs_dir, resume)
     runs_dir.mkdir(parents=True, exist_ok=True)
     add_run_log(runs_dir / "run.log")

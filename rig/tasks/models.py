@@ -49,6 +49,9 @@ class StateConstraint(_Model):
     op: Op = "eq"
     value: str | list[str]
     tag: DimensionTag
+    dependent: bool = Field(
+        default=False, description="the value was read in an earlier state: the task's logical dependency"
+    )
 
 
 class GoldState(_Model):
@@ -57,6 +60,22 @@ class GoldState(_Model):
     name: str
     description: str = ""
     constraints: list[StateConstraint] = Field(min_length=1)
+
+
+FailureKind = Literal[
+    "scope_drift", "criterion_mismatch", "intent_rewriting", "page_misreading", "retrieval_dependency",
+    "answer_composition",
+]
+
+
+class Perturbation(_Model):
+    """One edit of the reference solution that injects a fault (for the `perturbed:KIND` agents)."""
+
+    at: int = Field(ge=0, description="index of the reference-solution action to edit")
+    set: dict[str, Any] | str | None = Field(
+        default=None, description="new arguments, merged into the action's (a string replaces a string argument)"
+    )
+    drop: bool = Field(default=False, description="skip this action")
 
 
 class EvidenceRequirement(_Model):
@@ -92,6 +111,10 @@ class Task(_Model):
     dependency: str = Field(description="the logical dependency: which value read in one state decides the next")
     reference_solution: list[dict[str, Any]] = Field(min_length=1, description="an action script")
     data_version: str = Field(description="the data package and version the gold comes from")
+    perturbations: dict[FailureKind, list[Perturbation]] = Field(
+        default_factory=dict,
+        description="task-specific fault injections; kinds left out use the generic ones (rig.agents.perturbed)",
+    )
 
     @field_validator("reference_solution")
     @classmethod
@@ -110,6 +133,11 @@ class Task(_Model):
                 raise ValueError(f"gold.rows[{i}]: has {len(row)} cells, the output schema has {width} columns")
         if not self.start_path.startswith(f"/{self.site}/"):
             raise ValueError(f"start_path: {self.start_path!r} must lie under the site's root /{self.site}/")
+        for kind, edits in self.perturbations.items():
+            for j, edit in enumerate(edits):
+                if edit.at >= len(self.reference_solution):
+                    raise ValueError(f"perturbations.{kind}[{j}].at: {edit.at} is past the reference solution's "
+                                     f"{len(self.reference_solution)} actions")
         names = {s.name for s in self.gold_states}
         for i, ev in enumerate(self.evidence):
             if ev.state not in names:

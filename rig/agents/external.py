@@ -1,0 +1,79 @@
+"""Agents driven from outside the rig: `cdp` (any program over CDP) and `operator` (a person with a product)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from loguru import logger
+
+from rig.agents.base import EpisodeEnv
+from rig.agents.cdp import announce, wait_for_answer
+from rig.answer import Answer
+from rig.errors import AgentError, InputError
+from rig.grading.parse import parse_table
+
+PROMPT_FILE = "prompt.md"
+
+
+def _save_prompt(env: EpisodeEnv) -> Path:
+    path = env.out_dir / PROMPT_FILE
+    path.write_text(env.prompt + "\n", encoding="utf-8")
+    return path
+
+
+class CdpAgent:
+    """Records whatever an outside program does over CDP until `rig submit` hands in the answer."""
+
+    name, model, needs_cdp = "cdp", None, True
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        """Print the endpoint and the prompt, then wait for the answer (within the episode's budget)."""
+        _save_prompt(env)
+        out = env.console or sys.stdout
+        announce(env.cdp_url or "", env.out_dir, out)
+        out.write(f"Start URL: {env.start_url}\nPrompt:\n{env.prompt}\n"
+                  f"Hand in the answer with: rig submit {env.out_dir} --answer FILE\n")
+        out.flush()
+        answer = await wait_for_answer(env.out_dir, timeout_s=env.budget.timeout_s)
+        if answer is None:
+            raise AgentError("no answer was submitted within the time budget")
+        return answer
+
+
+class OperatorAgent:
+    """Semi-manual evaluation of a product with no trajectory API: takes its final answer (markdown with
+    tables and links), snapshots every cited page into the episode's archive, and hands the answer in."""
+
+    name, model, needs_cdp = "operator", None, False
+
+    def __init__(self, answer_file: Path | None) -> None:
+        if answer_file is not None and not Path(answer_file).is_file():
+            raise InputError(str(answer_file), None, "answer file not found")
+        self.answer_file = answer_file
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        """Read the product's answer, parse it, capture each cited page."""
+        prompt_path = _save_prompt(env)
+        if self.answer_file is not None:
+            text, source = Path(self.answer_file).read_text(encoding="utf-8"), str(self.answer_file)
+        elif sys.stdin.isatty():
+            sys.stderr.write(f"Prompt (also in {prompt_path}):\n{env.prompt}\n\n"
+                             "Paste the product's final answer, then Ctrl-D:\n")
+            text, source = sys.stdin.read(), "pasted answer"
+        else:
+            raise InputError("--answer-file", None, "the operator agent needs --answer-file when stdin is not a terminal")
+        (env.out_dir / "operator_answer.md").write_text(text, encoding="utf-8")
+        answer = parse_table(text, source)  # ParseFailure -> status parse_failure
+        for url in dict.fromkeys(c.url for c in answer.citations):
+            await self._snapshot(env, url)
+        return answer
+
+    async def _snapshot(self, env: EpisodeEnv, url: str) -> None:
+        """Open a cited page in the recorded browser so its response and visible text reach the archive."""
+        try:
+            async with env.recorder.action({"type": "goto", "target": None, "value": url}):
+                await env.page.goto(url, timeout=30_000)
+        except Exception as exc:  # an unreachable citation is evidence too: recorded as not captured
+            logger.warning("operator: could not capture cited page {}: {}", url, exc)
+            env.notes.setdefault("uncaptured", []).append(url)  # type: ignore[union-attr]
