@@ -123,6 +123,50 @@ def run(
         raise typer.Exit(3)
 
 
+@app.command()
+def submit(
+    episode_dir: Path = typer.Argument(..., help="the episode directory `rig run --agent cdp` printed"),
+    answer: Path = typer.Option(..., "--answer", help="answer.json, or a Markdown/TSV/CSV table with links"),
+) -> None:
+    """Hand in the answer of an episode driven from outside (`--agent cdp`, `operator`)."""
+    from rig.agents.cdp import submit_answer
+    from rig.grading.parse import parse_table
+
+    try:
+        text = answer.read_text(encoding="utf-8")
+    except OSError as exc:
+        _fail(InputError(str(answer), None, f"cannot read: {exc.strerror}"))
+    try:
+        path = submit_answer(episode_dir, parse_table(text, str(answer)))
+    except RigError as exc:
+        _fail(exc)
+    out.print(f"answer handed in: {path}", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def score(
+    gold: Path = typer.Option(..., "--gold", help="gold table: Markdown/pipe, TSV, CSV or answer.json"),
+    pred: Path = typer.Option(..., "--pred", help="predicted table, same formats"),
+    key: list[str] = typer.Option(..., "--key", help="row-key column (repeatable)"),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="canonicalisation rules (JSON)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON on stdout"),
+) -> None:
+    """Score one answer table against a gold table: Item-F1, Row-F1, pairwise order accuracy."""
+    from rig.grading.score import load_rules, score_files
+
+    try:
+        result = score_files(gold, pred, key, load_rules(rules) if rules else None)
+    except RigError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(result) + "\n")
+        return
+    if result["status"] != "ok":
+        out.print(f"parse_failure: {result.get('error', '')}", highlight=False, soft_wrap=True)
+        return
+    out.print(f"Item-F1 {result['item_f1']:.3f}  Row-F1 {result['row_f1']:.3f}  P.O.A. {result['poa']:.3f}")
+
+
 @sites_app.command("serve")
 def sites_serve(port: int = typer.Option(8765, help="port on 127.0.0.1")) -> None:
     """Serve the bundled replica sites on 127.0.0.1 until interrupted."""

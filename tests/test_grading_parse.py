@@ -1,0 +1,157 @@
+"""Reading answer tables from text: every format, citations, and the broken files in tests/data/answers."""
+
+from pathlib import Path
+
+import pytest
+
+from rig.answer import Citation
+from rig.grading.parse import ParseFailure, parse_table
+
+DATA = Path(__file__).parent / "data" / "answers"
+SPECIES = [["Boiga ceylonensis", "1890"], ["Lycodon travancoricus", "1890"]]
+
+
+def parse(name: str):
+    return parse_table((DATA / name).read_text(encoding="utf-8"), f"answers/{name}")
+
+
+def test_markdown_table_inside_prose_with_links_escaped_pipes_and_sources():
+    a = parse("markdown.md")
+    assert a.columns == ["Species", "Year", "Note"]
+    assert a.rows == [
+        ["Boiga ceylonensis", "1890", "type | lectotype"],  # link text kept, URL markup dropped, \| unescaped
+        ["Lycodon travancoricus", "1890", "see http://127.0.0.1:8765/species/43."],  # a bare URL is text
+        ["**Oligodon affinis**", "1890", ""],  # emphasis is left to the `strip_markdown` rule
+    ]
+    assert a.citations == [
+        Citation(row=0, url="http://127.0.0.1:8765/species/42", excerpt="Boiga ceylonensis"),
+        Citation(row=1, url="http://127.0.0.1:8765/species/43", excerpt="Lycodon travancoricus 1890 see"),
+        Citation(url="http://127.0.0.1:8765/search?author=Boulenger&year=1890", excerpt="Advanced search results"),
+        Citation(url="http://127.0.0.1:8765/about", excerpt=""),
+    ]
+
+
+def test_first_table_wins():
+    text = "| A | B |\n|---|---|\n| 1 | 2 |\n\nand another:\n\n| C | D |\n|---|---|\n| 3 | 4 |\n"
+    a = parse_table(text, "t")
+    assert (a.columns, a.rows) == (["A", "B"], [["1", "2"]])
+
+
+def test_markdown_header_only_and_one_column_tables():
+    assert parse_table("| Species | Year |\n|---|---|\n", "t").model_dump() == {
+        "columns": ["Species", "Year"], "rows": [], "citations": []}
+    assert parse_table("| Species |\n| --- |\n| Boiga |\n", "t").rows == [["Boiga"]]
+
+
+def test_markdown_rows_are_cut_to_the_header_and_short_rows_stay_short():
+    a = parse_table("| A | B |\n|---|---|\n| 1 | 2 | 3 |\n| 4 |\n", "t")
+    assert a.rows == [["1", "2"], ["4"]]
+
+
+def test_prose_with_a_stray_pipe_is_not_a_table():
+    with pytest.raises(ParseFailure, match="no table found"):
+        parse_table("The result is either 3 | 4, I am not sure.\n", "t")
+
+
+@pytest.mark.parametrize("name", ["pipes.txt", "table.tsv"])
+def test_plain_pipes_and_tsv(name):
+    a = parse(name)
+    assert (a.columns, a.rows, a.citations) == (["Species", "Year"], SPECIES, [])
+
+
+def test_csv_after_prose_with_quoted_commas():
+    a = parse("table.csv")
+    assert a.columns == ["Carrier", "Flights", "Share"]
+    assert a.rows == [["United Air Lines Inc.", "58,665", "17.4%"], ["Delta Air Lines Inc.", "48,110", "14.3%"]]
+
+
+def test_csv_header_only_is_zero_rows():
+    a = parse("header_only.csv")
+    assert (a.columns, a.rows) == (["Carrier", "Flights"], [])
+
+
+def test_csv_in_a_code_fence_with_links():
+    a = parse_table("```csv\nSpecies,Year\n[Boiga](http://h/s/1),1890\n```\n", "t")
+    assert a.rows == [["Boiga", "1890"]]
+    assert a.citations == [Citation(row=0, url="http://h/s/1", excerpt="Boiga")]
+
+
+def test_answer_json_with_number_cells_and_citations():
+    a = parse("answer.json")
+    assert (a.columns, a.rows) == (["Species", "Year"], SPECIES)
+    assert a.citations == [
+        Citation(row=0, url="http://127.0.0.1:8765/species/42", excerpt="Boiga ceylonensis"),
+        Citation(url="http://127.0.0.1:8765/search?year=1890"),
+    ]
+
+
+def test_bare_list_of_row_objects():
+    a = parse("rows.json")
+    assert a.columns == ["Species", "Year", "Valid"]
+    assert a.rows == [["Boiga ceylonensis", "1890", ""], ["Lycodon travancoricus", "1890", "true"], ["", "", ""]]
+    assert parse_table("[]", "t").model_dump() == {"columns": [], "rows": [], "citations": []}
+
+
+@pytest.mark.parametrize("text", ["", "   \n\n", "\ufeff"])
+def test_empty_text_is_zero_rows_with_unknown_columns(text):
+    assert parse_table(text, "t").model_dump() == {"columns": [], "rows": [], "citations": []}
+
+
+def test_empty_file():
+    assert parse("empty.txt").model_dump() == {"columns": [], "rows": [], "citations": []}
+
+
+def test_truncated_markdown_keeps_the_short_last_row():
+    assert parse("truncated.md").rows == [["Boiga ceylonensis", "1890"], ["Lycodon trav"]]
+
+
+def test_a_link_in_prose_before_the_table_is_not_json():
+    a = parse_table("[Search](http://h/search) gave:\n\n| A | B |\n|---|---|\n| 1 | 2 |\n", "t")
+    assert (a.columns, a.rows, a.citations) == (["A", "B"], [["1", "2"]], [])
+
+
+@pytest.mark.parametrize(
+    "name,message",
+    [
+        ("truncated.json", "answers/truncated.json: invalid JSON at line 1 column 75: Unterminated string starting at"),
+        ("no_columns.json", ("answers/no_columns.json: JSON object has no 'columns' field "
+                            '(answer.json: {"columns": [...], "rows": [[...]]})')),
+        ("list_of_lists.json", "answers/list_of_lists.json: a JSON list must hold row objects; item 0 is list"),
+        ("nested_cell.json", "answers/nested_cell.json: a cell must be a string, number, boolean or null, got list"),
+        ("citation_without_url.json", ("answers/citation_without_url.json: answer.json field citations.0.url: "
+                                      "Field required")),
+        ("unterminated.csv", "answers/unterminated.csv: CSV line 3: unexpected end of data"),
+        ("stray_quote.csv", "answers/stray_quote.csv: CSV line 2: ',' expected after '\"'"),
+        ("prose.txt", ("answers/prose.txt: no table found: expected a pipe or Markdown table with a header row, "
+                      "TSV or CSV with a header, or answer.json")),
+        ("sentence.txt", ("answers/sentence.txt: no table found: expected a pipe or Markdown table with a header "
+                         "row, TSV or CSV with a header, or answer.json")),
+    ],
+)
+def test_broken_files_fail_with_exact_messages(name, message):
+    with pytest.raises(ParseFailure) as info:
+        parse(name)
+    assert str(info.value) == message
+    assert info.value.source == f"answers/{name}"
+
+
+def test_json_list_of_scalars_is_a_parse_failure():
+    with pytest.raises(ParseFailure, match="^t: a JSON list must hold row objects; item 1 is int$"):
+        parse_table('[{"A": "x"}, 2]', "t")
+
+
+def test_prose_line_with_a_pipe_right_above_a_markdown_table():
+    a = parse_table("Results | as of today\n| A | B |\n|---|---|\n| 1 | 2 |\n", "t")
+    assert (a.columns, a.rows) == (["A", "B"], [["1", "2"]])
+
+
+def test_autolinks_and_a_references_list():
+    text = ("| A | B |\n|---|---|\n| x | <http://h/1> |\n\n**References:**\n\n"
+            "[1]: http://h/search?q=x (search page)\n2. [About](http://h/about)\n\nThanks!\n- http://h/ignored\n")
+    a = parse_table(text, "t")
+    assert a.rows == [["x", "http://h/1"]]
+    assert a.citations == [
+        Citation(row=0, url="http://h/1", excerpt="x"),
+        Citation(url="http://h/search?q=x", excerpt="search page"),
+        Citation(url="http://h/about", excerpt="About"),
+    ]
