@@ -28,6 +28,8 @@ class Site:
     portal_pattern: str
     build_app: Callable[[], ASGIApp]
     adapter: Path
+    #: Loads the site's data ahead of the first request (so no episode pays for it).
+    warm: Callable[[], object] | None = None
 
 
 def bundled_sites() -> list[Site]:

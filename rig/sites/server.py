@@ -9,7 +9,7 @@ import time
 import uvicorn
 
 from rig.errors import InfraError
-from rig.sites.registry import create_app
+from rig.sites.registry import bundled_sites, create_app
 
 
 def free_port() -> int:
@@ -19,27 +19,38 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def warm_sites() -> None:
+    """Load every bundled site's data now rather than on its first request."""
+    for site in bundled_sites():
+        if site.warm is not None:
+            site.warm()
+
+
 def _config(port: int) -> uvicorn.Config:
     return uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off")
 
 
 def serve(port: int = 8765) -> None:
     """Serve the bundled sites until interrupted."""
+    warm_sites()
     uvicorn.Server(_config(port)).run()
 
 
 class SitesServer:
     """The bundled sites in a background thread: `with SitesServer() as srv: srv.url`."""
 
-    def __init__(self, port: int | None = None, start_timeout_s: float = 30.0) -> None:
+    def __init__(self, port: int | None = None, start_timeout_s: float = 60.0, warm: bool = True) -> None:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._server = uvicorn.Server(_config(self.port))
         self._thread = threading.Thread(target=self._server.run, name="rig-sites", daemon=True)
         self._timeout = start_timeout_s
+        self._warm = warm
 
     def start(self) -> "SitesServer":
-        """Start serving; return once the server accepts connections."""
+        """Load every site's data, start serving, and return once the server accepts connections."""
+        if self._warm:
+            warm_sites()
         self._thread.start()
         deadline = time.monotonic() + self._timeout
         while not self._server.started:

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from rig.sites.eco.app import build_app
+from rig.sites.eco.data import _connection
 from rig.sites.registry import Site
 
 SITE = Site(
@@ -12,4 +13,5 @@ SITE = Site(
     portal_pattern="query browser: form POSTed as JSON, results in batches (Load more), sortable columns, CSV export",
     build_app=build_app,
     adapter=Path(__file__).parent / "adapter.yaml",
+    warm=_connection,
 )

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from rig.sites.registry import Site
 from rig.sites.stats.app import build_app
+from rig.sites.stats.data import _connection
 
 SITE = Site(
     name="stats",
@@ -12,4 +13,5 @@ SITE = Site(
     portal_pattern="data explorer with a geography tree, indicator and year window, table/summary/aggregate tabs",
     build_app=build_app,
     adapter=Path(__file__).parent / "adapter.yaml",
+    warm=_connection,
 )
