@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import time
+import urllib.request
 from pathlib import Path
 
 from playwright.async_api import Browser, BrowserContext, Playwright
@@ -84,8 +86,7 @@ async def launch_for_cdp(
     init scripts and exposed bindings apply to them.
     """
     profile = Path(user_data_dir)
-    active = profile / "DevToolsActivePort"
-    active.unlink(missing_ok=True)
+    (profile / "DevToolsActivePort").unlink(missing_ok=True)
     extra = [f"--remote-debugging-port={port or 0}", "--remote-debugging-address=127.0.0.1"]
     context = await pw.chromium.launch_persistent_context(
         profile,
@@ -94,13 +95,36 @@ async def launch_for_cdp(
         args=launch_args(local_only, extra),
         timeout=timeout_s * 1000,
     )
-    deadline = time.monotonic() + timeout_s
-    while not active.exists() or "\n" not in active.read_text():
-        if time.monotonic() > deadline:
-            await context.close()
-            from rig.errors import InfraError
-
-            raise InfraError(f"Chromium did not write {active} within {timeout_s} s; is remote debugging blocked?")
-        await asyncio.sleep(0.02)
-    actual = int(active.read_text().split()[0])
+    try:
+        actual = await _devtools_port(profile, port, time.monotonic() + timeout_s)
+    except BaseException:
+        await context.close()
+        raise
     return context, f"http://127.0.0.1:{actual}"
+
+
+async def _devtools_port(profile: Path, port: int | None, deadline: float) -> int:
+    """The DevTools port once it answers (Chromium writes `DevToolsActivePort` only for port 0)."""
+    from rig.errors import InfraError
+
+    active = profile / "DevToolsActivePort"
+    while True:
+        if port is None and active.exists() and "\n" in (text := active.read_text()):
+            port = int(text.split()[0])
+        if port is not None:
+            try:
+                body = await asyncio.to_thread(_read_local, f"http://127.0.0.1:{port}/json/version")
+                if "webSocketDebuggerUrl" in json.loads(body):
+                    return port
+            except (OSError, ValueError):
+                pass
+        if time.monotonic() > deadline:
+            raise InfraError(f"Chromium's DevTools port ({port or active}) did not answer in time; is the port taken?")
+        await asyncio.sleep(0.02)
+
+
+def _read_local(url: str) -> bytes:
+    """GET a loopback URL, ignoring any proxy settings in the environment."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=2) as resp:
+        return resp.read()

@@ -1,0 +1,1 @@
+"""Chat models for LLM-driven agents: the scripted model for offline runs (`rig.llm.scripted`)."""

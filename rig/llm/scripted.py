@@ -1,0 +1,148 @@
+"""A chat model that browser-use accepts and that answers from a fixed script: offline tests and replays.
+
+Each call of `ainvoke` that asks for the agent's next actions returns the next scripted step, a list of
+browser-use action dicts (`{"<action name>": {<params>}}`). The parameters are passed to browser-use as
+they are, so any action its `Tools` registers works; the ones used and tested with browser-use 0.13 are:
+
+| action | params | note |
+|---|---|---|
+| `navigate` | `url`, `new_tab` | URLs with query strings set a state without clicking |
+| `go_back` | – | |
+| `wait` | `seconds` | |
+| `click` | `index` | index from the browser state (see below) |
+| `input` | `index`, `text`, `clear` | types into a text field |
+| `select_dropdown` | `index`, `text` | picks a `<select>` option by its exact text or value |
+| `dropdown_options` | `index` | lists a `<select>`'s options |
+| `send_keys` | `keys` | e.g. `Enter`, `Escape`, `Control+a`, to the focused element |
+| `scroll` | `down`, `pages`, `index` | |
+| `find_text` | `text` | scrolls to a text |
+| `search_page` | `pattern`, ... | text search in the page, no LLM |
+| `find_elements` | `selector`, ... | CSS query, no LLM |
+| `evaluate` | `code` | runs JavaScript in the page |
+| `done` | `text`, `success` | ends the run; `text` is the agent's final answer |
+
+Element indices change from page to page, so instead of a number an `index` may be
+`{"match": "some text"}` (optionally `"nth": k`): it resolves to the index of the k-th interactive
+element (0-based, default 0) whose line in the latest browser state, or the text nested under it,
+contains that text (an `attr=value` is matched whole), e.g. `{"match": "id=carrier"}`,
+`{"match": "name=q"}` or `{"match": "Show result"}`. The state line shows browser-use's pick of
+attributes (a `name` equal to the `id` is left out), e.g.
+`|SHADOW(open)|*[3]<select id=carrier ... options=any|American|United />` or
+`[27]<button id=go type=submit />` with `Show result` on the next, indented line.
+A step that cannot be resolved or validated raises `ScriptError` from that call without using the step
+up: browser-use counts a failed step and asks again with a fresh browser state (so a page still loading
+gets another chance), until its `max_failures`.
+When the script runs out, the model answers `done` with `success: false`. An `extract` action's own
+LLM call (free text, no `output_format`) gets `free_text`.
+"""
+
+from __future__ import annotations
+
+import re
+from copy import deepcopy
+from typing import Any
+
+from pydantic import ValidationError
+
+_ELEMENT = re.compile(r"^(\s*)(?:\|[^|]*\|)?\*?\[(\d+)\]")
+
+
+class ScriptError(ValueError):
+    """A scripted step cannot be turned into browser-use actions (bad action, unresolvable index)."""
+
+
+class ScriptedLLM:
+    """A browser-use chat model whose decisions are the given steps, one step per call."""
+
+    _verified_api_keys = True
+
+    def __init__(self, steps: list[list[dict[str, Any]]], *, model: str = "scripted", free_text: str = "") -> None:
+        for i, step in enumerate(steps):
+            if not isinstance(step, list) or not step or not all(isinstance(a, dict) and len(a) == 1 for a in step):
+                raise ScriptError(f"step {i} must be a non-empty list of single-key action dicts, got {step!r}")
+        self.steps = [deepcopy(s) for s in steps]
+        self.model = model
+        self.free_text = free_text
+        self.position = 0
+        #: What each agent call got: the actions after index resolution.
+        self.sent: list[list[dict[str, Any]]] = []
+
+    @property
+    def provider(self) -> str:
+        """Provider name browser-use logs."""
+        return "scripted"
+
+    @property
+    def name(self) -> str:
+        """Model name browser-use logs."""
+        return self.model
+
+    @property
+    def model_name(self) -> str:
+        """Legacy alias of `model`."""
+        return self.model
+
+    async def ainvoke(self, messages: list[Any], output_format: type | None = None, **kwargs: Any) -> Any:
+        """Return the next scripted step as browser-use's structured output (or `free_text`)."""
+        from browser_use.llm.views import ChatInvokeCompletion
+
+        if output_format is None:
+            return ChatInvokeCompletion(completion=self.free_text, usage=None)
+        if "action" not in getattr(output_format, "model_fields", {}):
+            raise ScriptError(f"the scripted model only answers agent steps, not {output_format.__name__}")
+        if self.position < len(self.steps):
+            step = self.steps[self.position]
+        else:
+            step = [{"done": {"text": "scripted model ran out of steps", "success": False}}]
+        actions = [self._resolve(a, _state_text(messages)) for a in step]
+        try:
+            completion = output_format.model_validate(
+                {"memory": f"scripted step {self.position}", "next_goal": "", "evaluation_previous_goal": "", "action": actions}
+            )
+        except ValidationError as exc:
+            raise ScriptError(f"scripted step {self.position} {actions!r} is not valid for browser-use: {exc}") from None
+        self.position += 1
+        self.sent.append(actions)
+        return ChatInvokeCompletion(completion=completion, usage=None)
+
+    def _resolve(self, action: dict[str, Any], state: str) -> dict[str, Any]:
+        name, params = next(iter(action.items()))
+        if isinstance(params, dict) and isinstance(params.get("index"), dict):
+            params = {**params, "index": find_index(state, **params["index"])}
+        return {name: params}
+
+
+def find_index(state: str, match: str, nth: int = 0) -> int:
+    """Index of the nth interactive element whose line (or nested text) in a browser-state text contains `match`."""
+    if re.fullmatch(r"[\w-]+=\S+", match):  # an attribute: match it whole, so id=go does not find id=gone
+        pattern = re.compile(r"(?<![\w-])" + re.escape(match) + r"(?=[\s/>]|$)")
+    else:
+        pattern = re.compile(re.escape(match))
+    lines = state.splitlines()
+    found: list[int] = []
+    for i, line in enumerate(lines):
+        m = _ELEMENT.match(line)
+        if not m:
+            continue
+        depth = len(m.group(1))
+        block = [line]
+        for nxt in lines[i + 1 :]:
+            if _ELEMENT.match(nxt) or len(nxt) - len(nxt.lstrip("\t")) <= depth:
+                break
+            block.append(nxt)
+        if pattern.search("\n".join(block)):
+            found.append(int(m.group(2)))
+    if len(found) <= nth:
+        raise ScriptError(f"no interactive element #{nth} matching {match!r} in the browser state ({len(found)} matched)")
+    return found[nth]
+
+
+def _state_text(messages: list[Any]) -> str:
+    """The latest `<browser_state>` section among the messages (browser-use puts it in a user message)."""
+    for msg in reversed(messages):
+        text = str(getattr(msg, "text", "") or "")
+        start = text.rfind("<browser_state>")
+        if start >= 0:
+            end = text.find("</browser_state>", start)
+            return text[start : end if end >= 0 else len(text)]
+    return ""

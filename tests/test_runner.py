@@ -1,0 +1,160 @@
+"""The episode runner: statuses, budgets, retries of infrastructure failures, concurrency and resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from rig.agents.base import Budget, EpisodeEnv
+from rig.agents.scripts import ReferenceAgent
+from rig.answer import Answer
+from rig.episode import read_episode
+from rig.errors import AgentError
+from rig.runner.local import plan, run_local
+from rig.runner.spec import EpisodeSpec, slug
+from rig.tasks import bundled_tasks, resolve_task
+
+TASK = resolve_task("eco-02")
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+async def _run(agent, tmp_path, budget=Budget(max_steps=60, timeout_s=60, stall_s=30), specs=None, concurrency=1,
+               sites_url=""):
+    specs = specs or [EpisodeSpec(TASK, "constraint", agent.name, 0)]
+    return await run_local(specs, agent, tmp_path, sites_url=sites_url, budget=budget, concurrency=concurrency)
+
+
+class Sleeper:
+    """Never acts: hangs until cancelled."""
+
+    name, model, needs_cdp = "test:sleeper", None, False
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        await asyncio.sleep(3600)
+
+
+class Looper:
+    """Clicks the same thing forever (one step per click)."""
+
+    name, model, needs_cdp = "test:looper", None, False
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        while True:
+            async with env.recorder.action({"type": "click", "target": "body", "value": None}):
+                await env.page.locator("body").click()
+
+
+class Raiser:
+    """Fails on its own."""
+
+    name, model, needs_cdp = "test:raiser", None, False
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        raise KeyError("the agent's own bug")
+
+
+class CrashOnce:
+    """Crashes the browser on its first episode attempt, then behaves like the reference agent."""
+
+    name, model, needs_cdp = "test:crash-once", None, False
+
+    def __init__(self) -> None:
+        self.crashed = False
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        if not self.crashed:
+            self.crashed = True
+            cdp = await env.context.browser.new_browser_cdp_session()
+            try:
+                await cdp.send("Browser.crash")
+            except Exception:
+                pass
+            await env.page.goto(env.start_url)  # the dead browser makes this fail
+        return await ReferenceAgent().run(env)
+
+
+async def test_reference_episode_writes_everything(tmp_path, sites_url):
+    [ep] = await _run(ReferenceAgent(), tmp_path, sites_url=sites_url)
+    d = EpisodeSpec(TASK, "constraint", "reference", 0).directory(tmp_path)
+    assert ep.status == "ok" and read_episode(d).status == "ok"
+    saved = read_episode(d)
+    assert saved.versions.playwright and saved.versions.chromium and saved.prompt.startswith(TASK.prompts.constraint)
+    steps = _lines(d / "trajectory.jsonl")
+    assert len(steps) == 1 + len(TASK.reference_solution) == saved.steps
+    assert steps[0]["action"]["type"] == "goto" and steps[0]["url"].endswith(TASK.start_path)
+    answer = json.loads((d / "answer.json").read_text())
+    assert answer["rows"] == TASK.gold.rows
+    assert (d / "evidence.warc.gz").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "agent,budget,status,message",
+    [
+        (Sleeper(), Budget(timeout_s=2, stall_s=60), "timeout", "wall-clock budget of 2 s exceeded"),
+        (Sleeper(), Budget(timeout_s=60, stall_s=1.5), "timeout", "stalled: no new step for 1.5 s"),
+        (Looper(), Budget(max_steps=5, timeout_s=60, stall_s=30), "agent_error", "step budget of 5 exceeded"),
+        (Raiser(), Budget(), "agent_error", "KeyError"),
+    ],
+    ids=["timeout", "stall", "max-steps", "raises"],
+)
+async def test_budgets_and_agent_failures(tmp_path, sites_url, agent, budget, status, message):
+    [ep] = await _run(agent, tmp_path, budget=budget, sites_url=sites_url)
+    assert ep.status == status
+    assert message in ep.error
+    assert ep.attempts == 1, "agent failures are not retried"
+    d = EpisodeSpec(TASK, "constraint", agent.name, 0).directory(tmp_path)
+    assert read_episode(d).status == status
+    assert _lines(d / "trajectory.jsonl"), "steps recorded before the failure are kept"
+
+
+async def test_killed_browser_is_retried_as_infrastructure(tmp_path, sites_url):
+    agent = CrashOnce()
+    [ep] = await _run(agent, tmp_path, sites_url=sites_url)
+    assert ep.status == "ok" and ep.attempts == 2
+    d = EpisodeSpec(TASK, "constraint", agent.name, 0).directory(tmp_path)
+    first = d / "attempts" / "1"
+    assert (first / "trajectory.jsonl").exists(), "the failed attempt's recording is kept"
+    assert _lines(first / "trajectory.jsonl")[0]["action"]["type"] == "goto"
+    assert json.loads((d / "answer.json").read_text())["rows"] == TASK.gold.rows
+
+
+async def test_concurrency_loses_no_step_and_resume_does_no_work_twice(tmp_path, sites_url):
+    tasks = bundled_tasks()
+    agent = ReferenceAgent()
+    specs = plan(tasks, ["constraint"], agent.name, 1, tmp_path, resume=False)
+    episodes = await _run(agent, tmp_path, specs=specs, concurrency=4, sites_url=sites_url)
+    assert [e.status for e in episodes] == ["ok"] * len(tasks)
+    for task, ep in zip(tasks, episodes):
+        d = EpisodeSpec(task, "constraint", agent.name, 0).directory(tmp_path)
+        steps = _lines(d / "trajectory.jsonl")
+        assert [s["step"] for s in steps] == list(range(1 + len(task.reference_solution))), task.id
+        assert ep.steps == len(steps)
+    before = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
+    assert plan(tasks, ["constraint"], agent.name, 1, tmp_path, resume=True) == []
+    assert len(plan(tasks, ["constraint"], agent.name, 2, tmp_path, resume=True)) == len(tasks)
+    again = plan(tasks[:1], ["constraint"], agent.name, 1, tmp_path, resume=False)
+    assert [s.trial for s in again] == [1], "running again without --resume adds a trial"
+    assert before == {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
+
+
+def test_agent_names_make_safe_directories(tmp_path):
+    assert slug("scripted:../../etc/x.yaml") == "scripted_x"
+    assert slug("perturbed:scope_drift") == "perturbed_scope_drift"
+    spec = EpisodeSpec(TASK, "goal", "scripted:/abs/path/s.yaml", 3)
+    assert spec.directory(tmp_path) == tmp_path / TASK.id / "goal" / "scripted_s" / "trial-3"
+
+
+def test_unknown_agent_is_an_input_error():
+    from rig.agents.registry import make_agent
+    from rig.errors import InputError
+
+    with pytest.raises(InputError, match="unknown agent 'robot'"):
+        make_agent("robot")
+    with pytest.raises(InputError, match="unknown perturbation 'typo'"):
+        make_agent("perturbed:typo")
