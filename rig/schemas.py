@@ -10,6 +10,7 @@ from pydantic import TypeAdapter
 
 from rig.actions import ActionScript
 from rig.answer import Answer
+from rig.episode import Episode
 from rig.tasks.models import Task
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "docs" / "schemas"
@@ -21,6 +22,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "task.schema.json": Task.model_json_schema(),
         "answer.schema.json": Answer.model_json_schema(),
         "action-script.schema.json": ActionScript.json_schema(by_alias=True),
+        "episode.schema.json": Episode.model_json_schema(),
     }
     for extra in _extra_models():
         out.update(extra)
