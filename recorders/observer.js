@@ -1,0 +1,291 @@
+// Page-side observer of the sgr-rig recorder (an init script; idempotent).
+// Reports user events, same-document navigations and typed secrets through the exposed binding,
+// tracks DOM quiet, and answers `collect(opts)`: the whole retrieval state in one call, walking
+// open shadow roots and same-origin iframes. Password values never leave the page except as
+// `secret` (kept in the recorder's memory for scrubbing, never written).
+(() => {
+  const BINDING = "__sgrRecorderEvent";
+  if (window.__sgrRec) return;
+  const clock = () => performance.timeOrigin + performance.now();
+  const rec = { lastMutation: clock() };
+  try {
+    Object.defineProperty(window, "__sgrRec", { value: rec, enumerable: false });
+  } catch (e) {
+    return;
+  }
+
+  const send = (ev) => {
+    const fn = window[BINDING];
+    if (typeof fn !== "function") return;
+    ev.url = location.href;
+    ev.top = window === window.top;
+    try {
+      const p = fn(ev);
+      if (p && p.catch) p.catch(() => {});
+    } catch (e) {}
+  };
+
+  // ---- DOM quiet -------------------------------------------------------------------------------
+  const mo = new MutationObserver(() => { rec.lastMutation = clock(); });
+  const watch = (root) => mo.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
+  watch(document);
+
+  // ---- selectors and names -----------------------------------------------------------------------
+  const squash = (s, n) => (s || "").replace(/\s+/g, " ").trim().slice(0, n || 80);
+  const quoteSel = (s) => JSON.stringify(s);
+  const NESTED = new Set(["group", "tree", "treeitem", "listbox", "menu", "tablist", "grid"]);
+  const ownText = (el) => {
+    let s = "";
+    for (const n of el.childNodes) {
+      if (n.nodeType === 3) s += n.nodeValue;
+      else if (n.nodeType === 1 && !NESTED.has(n.getAttribute("role")) && !/^(UL|OL|SCRIPT|STYLE)$/.test(n.tagName))
+        s += " " + ownText(n);
+    }
+    return s;
+  };
+  const byId = (el, id) => {
+    const root = el.getRootNode();
+    return root.getElementById ? root.getElementById(id) : document.getElementById(id);
+  };
+  const nameOf = (el) => {
+    const label = el.getAttribute("aria-label");
+    if (label) return squash(label);
+    const by = el.getAttribute("aria-labelledby");
+    if (by) {
+      const t = by.split(/\s+/).map((id) => { const r = byId(el, id); return r ? r.textContent : ""; }).join(" ");
+      if (squash(t)) return squash(t);
+    }
+    if (el.tagName === "DETAILS") {
+      const s = el.querySelector(":scope > summary");
+      return squash(s ? s.textContent : "");
+    }
+    if (el.tagName === "INPUT" && /^(submit|button|reset)$/i.test(el.type)) return squash(el.value);
+    if (el.labels && el.labels.length) return squash(el.labels[0].textContent);
+    return squash(ownText(el)) || squash(el.getAttribute("title") || el.getAttribute("placeholder") || "");
+  };
+  const IMPLICIT = { A: "link", BUTTON: "button", DETAILS: "group", SUMMARY: "button", OPTION: "option", LI: "listitem", TR: "row", SELECT: "combobox", TEXTAREA: "textbox" };
+  const roleOf = (el) => {
+    const r = (el.getAttribute("role") || "").trim().split(/\s+/)[0];
+    if (r) return r;
+    if (el.tagName === "INPUT") {
+      const t = (el.type || "text").toLowerCase();
+      return { checkbox: "checkbox", radio: "radio", submit: "button", button: "button", reset: "button", range: "slider", number: "spinbutton" }[t] || "textbox";
+    }
+    return IMPLICIT[el.tagName] || el.tagName.toLowerCase();
+  };
+  const controlKey = (el) => el.getAttribute("name") || el.id || nameOf(el);
+  const framePrefix = () => {
+    try {
+      const fe = window.frameElement;
+      if (!fe) return "";
+      return fe.ownerDocument.defaultView.__sgrRec.selectorOf(fe) + " >> internal:control=enter-frame >> ";
+    } catch (e) {
+      return "";
+    }
+  };
+  const selectorOf = (el) => {
+    const tag = el.tagName.toLowerCase();
+    let sel;
+    if (el.id && el.getRootNode().querySelectorAll("#" + CSS.escape(el.id)).length === 1) sel = "#" + CSS.escape(el.id);
+    else if (/^(input|select|textarea)$/.test(tag) && el.getAttribute("name")) {
+      sel = `${tag}[name=${quoteSel(el.getAttribute("name"))}]`;
+      if (/^(checkbox|radio)$/i.test(el.type)) sel += `[value=${quoteSel(el.value)}]`;
+    } else {
+      const role = roleOf(el), name = nameOf(el);
+      if (name && (el.hasAttribute("role") || /^(a|button|summary|input)$/.test(tag))) sel = `role=${role}[name=${quoteSel(name)}]`;
+      else if (name && name.length <= 40) sel = `text=${quoteSel(name)}`;
+      else {
+        const parts = [];
+        for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+          const sibs = e.parentElement ? Array.from(e.parentElement.children).filter((c) => c.tagName === e.tagName) : [];
+          parts.unshift(sibs.length > 1 ? `${e.tagName.toLowerCase()}:nth-of-type(${sibs.indexOf(e) + 1})` : e.tagName.toLowerCase());
+        }
+        sel = parts.join(" > ");
+      }
+    }
+    return framePrefix() + sel;
+  };
+  rec.selectorOf = selectorOf;
+
+  // ---- events ------------------------------------------------------------------------------------
+  const seen = new WeakSet();
+  const ACTIONABLE = "a,button,input,select,textarea,label,summary,option,details,[role],[onclick],[tabindex]";
+  const KEYS = /^(Enter|Escape|Tab|ArrowUp|ArrowDown|ArrowLeft|ArrowRight|PageUp|PageDown|Home|End| )$/;
+  const isPassword = (el) => el.tagName === "INPUT" && (el.type || "").toLowerCase() === "password";
+  const valueOf = (el) => {
+    if (el.tagName === "SELECT") return el.multiple ? Array.from(el.selectedOptions).map((o) => o.value) : el.value;
+    if (/^(checkbox|radio)$/i.test(el.type || "")) return el.checked ? el.value : null;
+    if (isPassword(el)) return el.value ? "[redacted]" : "";
+    return el.value;
+  };
+  const onEvent = (e) => {
+    if (seen.has(e)) return;
+    seen.add(e);
+    const path = e.composedPath();
+    const origin = path[0];
+    if (!origin || origin.nodeType !== 1) return;
+    const ev = { type: e.type, trusted: e.isTrusted };
+    if (e.type === "click") {
+      const el = path.find((n) => n.nodeType === 1 && n.matches && n.matches(ACTIONABLE)) || origin;
+      ev.target = selectorOf(el);
+      ev.tag = el.tagName.toLowerCase();
+      ev.kind = (el.type || "").toLowerCase();
+    } else if (e.type === "keydown") {
+      if (!KEYS.test(e.key) && !e.ctrlKey && !e.metaKey && !e.altKey) return;
+      const mods = ["ctrlKey:Control", "altKey:Alt", "metaKey:Meta", "shiftKey:Shift"].filter((m) => e[m.split(":")[0]]).map((m) => m.split(":")[1]);
+      if (/^(Control|Alt|Meta|Shift)$/.test(e.key)) return;
+      ev.target = selectorOf(origin);
+      ev.value = mods.concat([e.key === " " ? "Space" : e.key]).join("+");
+    } else if (e.type === "submit") {
+      ev.target = selectorOf(origin);
+    } else {
+      if (!/^(INPUT|SELECT|TEXTAREA)$/.test(origin.tagName)) return;
+      ev.target = selectorOf(origin);
+      ev.tag = origin.tagName.toLowerCase();
+      ev.kind = (origin.type || "").toLowerCase();
+      ev.key = controlKey(origin);
+      ev.value = valueOf(origin);
+      if (/^(checkbox|radio)$/.test(ev.kind)) { ev.checked = origin.checked; ev.value = origin.value; }
+      if (isPassword(origin)) { ev.password = true; ev.secret = origin.value; }
+    }
+    send(ev);
+  };
+  const TYPES = ["click", "input", "change", "submit", "keydown"];
+  const listen = (target) => TYPES.forEach((t) => target.addEventListener(t, onEvent, true));
+  listen(window);
+  const attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    const root = attach.call(this, init);
+    try { watch(root); if (init && init.mode === "open") listen(root); } catch (e) {}
+    return root;
+  };
+  for (const m of ["pushState", "replaceState"]) {
+    const orig = history[m];
+    history[m] = function () {
+      const r = orig.apply(this, arguments);
+      send({ type: m, value: location.href });
+      return r;
+    };
+  }
+  window.addEventListener("beforeunload", () => { rec.unloading = clock(); }, true);
+  window.addEventListener("hashchange", () => send({ type: "hashchange", value: location.hash }), true);
+  window.addEventListener("popstate", () => send({ type: "popstate", value: location.href }), true);
+
+  // ---- state collection ---------------------------------------------------------------------------
+  const SKIP_INPUT = /^(submit|button|reset|image|file)$/;
+  const visible = (el) => (el.checkVisibility ? el.checkVisibility() : true);
+
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+  rec.collect = async (opts) => {
+    await tick(); // let tasks the last action queued run first (a form submission starts its navigation)
+    if (rec.unloading && clock() - rec.unloading < 2000) return { url: location.href, quiet: 0, partial: true, navigating: true };
+    const roots = [], specials = new Set();
+    const visit = (root) => {
+      roots.push(root);
+      for (const el of root.querySelectorAll("*")) {
+        if (el.shadowRoot) { specials.add(el); visit(el.shadowRoot); }
+        if (el.tagName === "IFRAME" || el.tagName === "FRAME") {
+          let d = null;
+          try { d = el.contentDocument; } catch (e) {}
+          if (d && d.documentElement) { specials.add(el); visit(d); }
+        }
+      }
+    };
+    visit(document);
+
+    let last = rec.lastMutation, loading = document.readyState === "loading";
+    for (const root of roots) {
+      if (root.nodeType !== 9 || root === document) continue;
+      const r = root.defaultView && root.defaultView.__sgrRec;
+      if (r && r.lastMutation > last) last = r.lastMutation;
+      if (root.readyState === "loading") loading = true;
+    }
+    const quiet = loading ? 0 : clock() - last;
+    if (opts.minQuiet && quiet < opts.minQuiet) return { url: location.href, quiet, partial: true };
+
+    const controls = [], aria = [];
+    for (const root of roots) {
+      for (const el of root.querySelectorAll("input,select,textarea")) {
+        const kind = el.tagName === "INPUT" ? (el.type || "text").toLowerCase() : el.tagName.toLowerCase();
+        if (SKIP_INPUT.test(kind)) continue;
+        const c = { k: controlKey(el) || "", t: kind };
+        if (kind === "checkbox" || kind === "radio") { c.v = el.value; c.on = el.checked; }
+        else if (kind === "select") c.v = el.multiple ? Array.from(el.selectedOptions).map((o) => o.value) : el.value;
+        else if (kind === "password") c.v = el.value ? "[redacted]" : "";
+        else c.v = el.value;
+        if (kind === "select" && el.multiple) c.t = "select-multiple";
+        controls.push(c);
+      }
+      for (const el of root.querySelectorAll("[aria-selected],[aria-expanded],[aria-pressed],[aria-checked],details")) {
+        const st = [];
+        const a = (n) => el.getAttribute(n);
+        if (a("aria-selected") === "true") st.push("selected");
+        if (a("aria-checked") === "true") st.push("checked"); else if (a("aria-checked") === "mixed") st.push("mixed");
+        if (a("aria-pressed") === "true") st.push("pressed"); else if (a("aria-pressed") === "mixed") st.push("mixed");
+        if (el.tagName === "DETAILS") st.push(el.open ? "expanded" : "collapsed");
+        else if (a("aria-expanded") === "true") st.push("expanded");
+        else if (a("aria-expanded") === "false") st.push("collapsed");
+        if (st.length) aria.push({ r: roleOf(el), n: nameOf(el), s: st.join(" ") });
+      }
+    }
+
+    const facts = {};
+    for (const [name, f] of Object.entries(opts.facts || {})) {
+      let el = null;
+      try { el = document.querySelector(f.selector); } catch (e) {}
+      facts[name] = el ? (f.attribute ? el.getAttribute(f.attribute) : squash(el.innerText || el.textContent, 400)) : null;
+    }
+
+    const out = { url: location.href, quiet, controls, aria, facts };
+    if (opts.text) out.text = textOf(document, specials);
+    if (opts.html) {
+      const parts = [];
+      for (const root of roots) {
+        if (root.nodeType !== 9) continue;
+        const shadow = roots.filter((r) => r.nodeType === 11 && r.host.ownerDocument === root);
+        const de = root.documentElement;
+        parts.push(de.getHTML ? de.getHTML({ shadowRoots: shadow }) : de.outerHTML);
+      }
+      out.html = parts.join("\n<!-- frame -->\n");
+    }
+    return out;
+  };
+
+  // Visible text like innerText, but descending into open shadow roots (with slots) and same-origin iframes.
+  const textOf = (doc, specials) => {
+    const marked = new Set();
+    for (const el of specials) {
+      for (let p = el; p && !marked.has(p); p = p.parentNode || p.host) { if (p.nodeType === 1) marked.add(p); }
+    }
+    const SKIP = /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT)$/;
+    const block = (el) => !(getComputedStyle(el).display || "").startsWith("inline");
+    const children = (parent) => {
+      let s = "";
+      for (const ch of parent.childNodes) {
+        if (ch.nodeType === 3) s += ch.nodeValue.replace(/\s+/g, " ");
+        else if (ch.nodeType === 1 && !SKIP.test(ch.tagName)) {
+          if (ch.tagName === "SLOT") {
+            const assigned = ch.assignedNodes({ flatten: true });
+            s += assigned.length ? assigned.map((n) => (n.nodeType === 3 ? n.nodeValue : n.nodeType === 1 ? node(n) : "")).join("") : children(ch);
+          } else {
+            const t = node(ch);
+            if (t) s += block(ch) ? "\n" + t + "\n" : t;
+          }
+        }
+      }
+      return s;
+    };
+    const node = (el) => {
+      if (!marked.has(el)) return visible(el) ? el.innerText || "" : "";
+      if (!visible(el)) return "";
+      if (el.shadowRoot && specials.has(el)) return children(el.shadowRoot);
+      if (specials.has(el) && el.contentDocument) {
+        const b = el.contentDocument.body;
+        return b ? node(b) : "";
+      }
+      return children(el);
+    };
+    return doc.body ? node(doc.body) : "";
+  };
+})();

@@ -1,0 +1,44 @@
+"""Recorder settings: screenshots, settle timeouts, redaction and what each step captures."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: URL/form/body parameter names whose values never reach an artifact (matched case-insensitively, exactly).
+DEFAULT_REDACT_PARAMS = [
+    "token", "access_token", "refresh_token", "id_token", "auth_token", "csrf_token", "csrfmiddlewaretoken",
+    "_csrf", "xsrf_token", "key", "api_key", "apikey", "api-key", "password", "passwd", "pwd", "pass",
+    "secret", "client_secret", "session", "sessionid", "session_id", "sid", "signature", "sig", "auth",
+]  # fmt: skip
+
+#: Headers dropped from every request and response record.
+DEFAULT_REDACT_HEADERS = ["cookie", "set-cookie", "authorization", "proxy-authorization"]
+
+
+class RecorderOptions(BaseModel):
+    """What the recorder captures per step and how long it waits for a page to settle."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    screenshots: Literal["every", "on_change", "off"] = Field(
+        default="on_change", description="a JPEG per step, only when the DOM changed, or none"
+    )
+    jpeg_quality: int = Field(default=60, ge=1, le=100)
+    screenshot_scale: float = Field(default=1.0, gt=0, le=1, description="scale the viewport image by this factor")
+    network_quiet_ms: int = Field(default=50, ge=0, description="no request in flight for this long")
+    dom_quiet_ms: int = Field(default=50, ge=0, description="no DOM mutation for this long")
+    max_settle_ms: int = Field(default=5000, ge=0, description="give up waiting for quiet after this long")
+    observe_idle_ms: int = Field(
+        default=300, ge=0, description="an observed (unreported) burst of events ends after this long without events"
+    )
+    redact_params: list[str] = Field(default_factory=lambda: list(DEFAULT_REDACT_PARAMS))
+    redact_headers: list[str] = Field(default_factory=lambda: list(DEFAULT_REDACT_HEADERS))
+    record_text: bool = Field(default=True, description="store each step's visible text in the WARC")
+    dom_snapshot: bool = Field(default=True, description="store each step's CDP DOM snapshot in the WARC")
+    body_timeout_ms: int = Field(
+        default=10000, ge=0, description="wait this long for a response body (a page may never read one); then archive it as truncated"
+    )
+    max_body_bytes: int = Field(default=20_000_000, ge=0, description="truncate archived bodies beyond this")
+    fsync: bool = Field(default=True, description="fsync trajectory.jsonl after every step")
