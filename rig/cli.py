@@ -31,7 +31,8 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="debug log
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err)
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                    redirect_stdout=False)
 
 
 def _fail(exc: RigError, code: int = 1) -> None:
@@ -128,16 +129,21 @@ def submit(
     episode_dir: Path = typer.Argument(..., help="the episode directory `rig run --agent cdp` printed"),
     answer: Path = typer.Option(..., "--answer", help="answer.json, or a Markdown/TSV/CSV table with links"),
 ) -> None:
-    """Hand in the answer of an episode driven from outside (`--agent cdp`, `operator`)."""
-    from rig.agents.cdp import submit_answer
-    from rig.grading.parse import parse_table
+    """Hand in the answer of an episode driven from outside (`--agent cdp`, `operator`).
+
+    An answer with no readable table is handed in too: the episode ends with status parse_failure (exit 1).
+    """
+    from rig.agents.cdp import submit_text
+    from rig.grading.parse import ParseFailure
 
     try:
         text = answer.read_text(encoding="utf-8")
-    except OSError as exc:
-        _fail(InputError(str(answer), None, f"cannot read: {exc.strerror}"))
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(InputError(str(answer), None, f"cannot read: {getattr(exc, 'strerror', None) or exc}"))
     try:
-        path = submit_answer(episode_dir, parse_table(text, str(answer)))
+        path = submit_text(episode_dir, text, str(answer))
+    except ParseFailure as exc:
+        _fail(RigError(f"{exc}; handed in as unparseable: the episode ends with status parse_failure"))
     except RigError as exc:
         _fail(exc)
     out.print(f"answer handed in: {path}", highlight=False, soft_wrap=True)

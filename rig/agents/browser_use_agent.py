@@ -10,14 +10,22 @@ imported, `.env` files are not read, and its config directory defaults to a temp
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rig.errors import AgentError, InfraError, InputError
+
+if TYPE_CHECKING:
+    from rig.agents.base import EpisodeEnv
+    from rig.answer import Answer
+
+#: The run's history in the episode directory: final text, steps with their targets, replayable decisions.
+HISTORY_FILE = "browser_use.json"
 
 #: Forced before browser-use is imported: no telemetry, cloud sync, PyPI version check, hints, pricing fetch.
 OFFLINE_ENV = {
@@ -71,6 +79,49 @@ class BrowserUseResult:
         (else a `name`) becomes a `{"match": "id=..."}` matcher; other indices stay numbers.
         """
         return [[_replayable(a) for a in s["actions"]] for s in self.steps if not s.get("initial")]
+
+
+class BrowserUseAgent:
+    """`--agent browser-use`: a browser-use agent on the episode's recorded browser, reached over CDP.
+
+    It starts on the episode's first tab, already at the start URL; the recorder infers its steps
+    (`source: observed`). Its final `done` text is parsed as the answer table.
+    """
+
+    name, needs_cdp = "browser-use", True
+
+    def __init__(self, model: str | None, llm: Any = None, *, use_vision: bool = True) -> None:
+        if llm is None:
+            if not model:
+                raise InputError("--model", None, "the browser-use agent needs an LLM: pass --model provider:model, "
+                                                  "e.g. --model openai:gpt-4.1-mini")
+            llm = make_llm(model)
+        self.llm = llm
+        self.model = model or getattr(llm, "model", None)
+        self.use_vision = use_vision
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        """Run browser-use until it is done; save its history; parse its final text (ParseFailure propagates)."""
+        from rig.grading.parse import parse_table
+
+        if not env.cdp_url:
+            raise InfraError("the browser-use agent needs a browser reachable over CDP; the runner gave none")
+        result = await run_browser_use(env.cdp_url, env.prompt, self.llm, max_steps=env.budget.max_steps,
+                                       use_vision=self.use_vision)
+        save_history(result, env.out_dir / HISTORY_FILE)
+        if not result.final_text:
+            why = "its done text is empty" if result.done else "it did not finish (step budget or repeated failures)"
+            last = f"; last error: {result.errors[-1]}" if result.errors else ""
+            raise AgentError(f"browser-use gave no final answer: {why}{last}")
+        return parse_table(result.final_text, "browser-use final answer")
+
+
+def save_history(result: BrowserUseResult, path: Path) -> Path:
+    """Write a run's history (final text, steps, replayable decisions) as JSON."""
+    data = {"final_text": result.final_text, "done": result.done, "success": result.success, "errors": result.errors,
+            "steps": result.steps, "decisions": result.decisions}
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 def prepare_environment() -> None:

@@ -11,7 +11,7 @@ from rig.agents.base import EpisodeEnv
 from rig.agents.cdp import announce, wait_for_answer
 from rig.answer import Answer
 from rig.errors import AgentError, InputError
-from rig.grading.parse import parse_table
+from rig.grading.parse import ParseFailure, parse_table
 
 PROMPT_FILE = "prompt.md"
 
@@ -35,9 +35,12 @@ class CdpAgent:
         out.write(f"Start URL: {env.start_url}\nPrompt:\n{env.prompt}\n"
                   f"Hand in the answer with: rig submit {env.out_dir} --answer FILE\n")
         out.flush()
-        answer = await wait_for_answer(env.out_dir, timeout_s=env.budget.timeout_s)
+        # the runner's own wall-clock budget ends a silent episode first, as `timeout`; this is a backstop
+        answer = await wait_for_answer(env.out_dir, timeout_s=env.budget.timeout_s + 5)
         if answer is None:
             raise AgentError("no answer was submitted within the time budget")
+        if isinstance(answer, ParseFailure):
+            raise answer  # the runner ends the episode with status parse_failure
         return answer
 
 

@@ -29,11 +29,26 @@ contains that text (an `attr=value` is matched whole), e.g. `{"match": "id=carri
 attributes (a `name` equal to the `id` is left out), e.g.
 `|SHADOW(open)|*[3]<select id=carrier ... options=any|American|United />` or
 `[27]<button id=go type=submit />` with `Show result` on the next, indented line.
+A step holds at most 5 actions (browser-use's `max_actions_per_step`, which cuts longer steps without
+a word), and browser-use itself ends a step early after an action that changes the URL or the tab.
 A step that cannot be resolved or validated raises `ScriptError` from that call without using the step
 up: browser-use counts a failed step and asks again with a fresh browser state (so a page still loading
 gets another chance), until its `max_failures`.
 When the script runs out, the model answers `done` with `success: false`. An `extract` action's own
 LLM call (free text, no `output_format`) gets `free_text`.
+
+A string parameter may contain `{last_result}`: it is replaced by the result of the previous step's
+actions as browser-use reported them back, so a script can act on what the agent saw, e.g. an
+`evaluate` that turns `table#results` into a Markdown table, then `{"done": {"text": "{last_result}"}}`;
+or an `evaluate` that reads a value, then `{"input": {..., "text": "{last_result}"}}`.
+How browser-use 0.13 passes results back: after each step, every `ActionResult`'s `long_term_memory`
+(else its `extracted_content`; plus its `error`) becomes one line of a `Result` block in that step's
+`<step>` item of `<agent_history>` in the next state message. An `evaluate` puts its whole return
+value there (strings as they are, objects as JSON) when it is under 10,000 characters; a longer one
+(and an `extract`'s content) is shown in full only once, in the next message's `<read_state>`.
+So `{last_result}` is the last `<read_state_N>` block when the state message has one, else the
+`Result` block of the latest `<step>` that has one (a step the model failed to answer has none): all
+the results of that step, one per action, so give a reading `evaluate` a step of its own.
 """
 
 from __future__ import annotations
@@ -47,6 +62,10 @@ from pydantic import ValidationError
 _ELEMENT = re.compile(r"^(\s*)(?:\|[^|]*\|)?\*?\[(\d+)\]")
 
 
+#: browser-use's default `max_actions_per_step`: it cuts longer steps without saying so.
+MAX_ACTIONS_PER_STEP = 5
+
+
 class ScriptError(ValueError):
     """A scripted step cannot be turned into browser-use actions (bad action, unresolvable index)."""
 
@@ -56,10 +75,16 @@ class ScriptedLLM:
 
     _verified_api_keys = True
 
-    def __init__(self, steps: list[list[dict[str, Any]]], *, model: str = "scripted", free_text: str = "") -> None:
+    def __init__(
+        self, steps: list[list[dict[str, Any]]], *, model: str = "scripted", free_text: str = "",
+        max_actions: int = MAX_ACTIONS_PER_STEP,
+    ) -> None:
         for i, step in enumerate(steps):
             if not isinstance(step, list) or not step or not all(isinstance(a, dict) and len(a) == 1 for a in step):
                 raise ScriptError(f"step {i} must be a non-empty list of single-key action dicts, got {step!r}")
+            if len(step) > max_actions:
+                raise ScriptError(f"step {i} has {len(step)} actions; browser-use runs at most {max_actions} per step "
+                                  "(its max_actions_per_step) and silently drops the rest: split the step")
         self.steps = [deepcopy(s) for s in steps]
         self.model = model
         self.free_text = free_text
@@ -94,7 +119,7 @@ class ScriptedLLM:
             step = self.steps[self.position]
         else:
             step = [{"done": {"text": "scripted model ran out of steps", "success": False}}]
-        actions = [self._resolve(a, _state_text(messages)) for a in step]
+        actions = [self._resolve(_fill_last_result(a, messages), _state_text(messages)) for a in step]
         try:
             completion = output_format.model_validate(
                 {"memory": f"scripted step {self.position}", "next_goal": "", "evaluation_previous_goal": "", "action": actions}
@@ -135,6 +160,63 @@ def find_index(state: str, match: str, nth: int = 0) -> int:
     if len(found) <= nth:
         raise ScriptError(f"no interactive element #{nth} matching {match!r} in the browser state ({len(found)} matched)")
     return found[nth]
+
+
+LAST_RESULT = "{last_result}"
+
+
+def _fill_last_result(action: dict[str, Any], messages: list[Any]) -> dict[str, Any]:
+    """The action with `{last_result}` in its string parameters replaced by the previous step's result."""
+    if LAST_RESULT not in repr(action):
+        return action
+    result = last_result(messages)
+    if result is None:
+        raise ScriptError(f"{LAST_RESULT} is used but the messages hold no action result yet")
+
+    def fill(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace(LAST_RESULT, result)
+        if isinstance(value, dict):
+            return {k: fill(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [fill(v) for v in value]
+        return value
+
+    return fill(action)
+
+
+def last_result(messages: list[Any]) -> str | None:
+    """What browser-use reported back from the previous step (see the module docstring), or None."""
+    text = _latest(messages, "<agent_history>")
+    read_state = _section(text, "read_state")
+    if read_state:
+        blocks = re.findall(r"<read_state_\d+>\n?(.*?)\n?</read_state_\d+>", read_state, re.DOTALL)
+        if blocks:
+            return blocks[-1]
+    items = re.split(r"^<step[^>]*>$", _section(text, "agent_history") or "", flags=re.MULTILINE)[1:]
+    for item in reversed(items):  # a step the model failed to answer has an error line and no results
+        lines = item.split("\n")
+        if "Result" in lines:
+            return "\n".join(lines[lines.index("Result") + 1 :]).strip("\n")
+    return None
+
+
+def _latest(messages: list[Any], marker: str) -> str:
+    """The text of the latest message containing `marker`."""
+    for msg in reversed(messages):
+        text = str(getattr(msg, "text", "") or "")
+        if marker in text:
+            return text
+    return ""
+
+
+def _section(text: str, tag: str) -> str | None:
+    """The content of the last `<tag>...</tag>` in `text`."""
+    start = text.rfind(f"<{tag}>")
+    if start < 0:
+        return None
+    end = text.find(f"</{tag}>", start)
+    return text[start + len(tag) + 2 : end if end >= 0 else len(text)].strip("\n")
 
 
 def _state_text(messages: list[Any]) -> str:

@@ -6,6 +6,7 @@ import asyncio
 from contextlib import nullcontext
 from pathlib import Path
 
+from loguru import logger
 from rich.progress import Progress
 
 from rig.agents.base import Budget
@@ -66,8 +67,11 @@ def run(
         check(task)  # e.g. a perturbation the task cannot take: fail before any episode starts
     specs = plan(tasks, list(variants or VARIANTS), agent.name, trials, runs_dir, resume)
     runs_dir.mkdir(parents=True, exist_ok=True)
-    add_run_log(runs_dir / "run.log")
-    with SitesServer() if sites_url is None else nullcontext() as srv:
-        url = sites_url or srv.url
-        return asyncio.run(run_local(specs, agent, runs_dir, sites_url=url, budget=budget or Budget(),
-                                     concurrency=concurrency, progress=progress, headless=headless))
+    log = add_run_log(runs_dir / "run.log")
+    try:
+        with SitesServer() if sites_url is None else nullcontext() as srv:
+            url = sites_url or srv.url
+            return asyncio.run(run_local(specs, agent, runs_dir, sites_url=url, budget=budget or Budget(),
+                                         concurrency=concurrency, progress=progress, headless=headless))
+    finally:
+        logger.remove(log)
