@@ -97,7 +97,7 @@ def run(
     timeout: float = typer.Option(300.0, "--timeout", help="wall-clock budget per episode, seconds"),
     stall: float = typer.Option(120.0, "--stall", help="end an episode with no new step for this long, seconds"),
     sites_url: Optional[str] = typer.Option(None, "--sites-url", help="use running sites instead of serving them"),
-    executor: str = typer.Option("local", "--executor", help="local (ray: not built yet)"),
+    executor: str = typer.Option("local", "--executor", help="local (asyncio) or ray (RAY_ADDRESS selects a cluster)"),
     frozen: Optional[Path] = typer.Option(None, "--frozen", help="run against a site snapshot (not built yet)"),
     headed: bool = typer.Option(False, "--headed", help="show the browser (needs a display)"),
 ) -> None:

@@ -33,6 +33,6 @@ want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c 'import rig' 2>/dev/null; then
   echo "setup: installing sgr-rig and its extras into .venv" >&2
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[browser-use,test]"
+  .venv/bin/python -m pip install -q -e ".[browser-use,ray,test]"
   echo "$want" > "$stamp"
 fi

@@ -51,8 +51,8 @@ def run(
     progress: Progress | None = None,
 ) -> list[Episode]:
     """Run every (task, variant, agent, trial) episode into `runs_dir`; return their episode records."""
-    if executor != "local":
-        raise InputError("--executor", None, f"{executor!r} is not available yet; only `local` is built")
+    if executor not in ("local", "ray"):
+        raise InputError("--executor", None, f"{executor!r} is not an executor; use local or ray")
     if frozen is not None:
         raise InputError("--frozen", None, "frozen replay is not built yet")
     for v in variants or []:
@@ -69,6 +69,11 @@ def run(
     runs_dir.mkdir(parents=True, exist_ok=True)
     log = add_run_log(runs_dir / "run.log")
     try:
+        if executor == "ray":
+            from rig.runner.ray_executor import run_ray
+
+            return run_ray(specs, agent_name, runs_dir, model=model, answer_file=answer_file, sites_url=sites_url,
+                           budget=budget or Budget(), concurrency=concurrency, headless=headless, progress=progress)
         with SitesServer() if sites_url is None else nullcontext() as srv:
             url = sites_url or srv.url
             return asyncio.run(run_local(specs, agent, runs_dir, sites_url=url, budget=budget or Budget(),
