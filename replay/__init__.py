@@ -1,0 +1,36 @@
+"""Replaying recorded episodes: every request of a browser context answered from WARC archives, never the network.
+
+    index = load_index("episode/evidence.warc.gz")
+    context = await browser.new_context(**REPLAY_CONTEXT_OPTIONS)
+    session = await attach_replay(context, index)
+
+This package reads what `recorders` writes (the WARC format is the contract) and never imports it.
+"""
+
+from replay.errors import ReplayError
+from replay.index import ArchiveIndex, Exchange, Response, load_index
+from replay.keys import REDACTED, KeyMaker, MatchRules, ParamRule
+from replay.route import REPLAY_CONTEXT_OPTIONS, Miss, ReplaySession, attach_replay, miss_body
+from replay.snapshot import FROZEN_ORIGIN, FrozenSite, Manifest, open_snapshot, write_snapshot
+
+__all__ = [
+    "FROZEN_ORIGIN",
+    "REDACTED",
+    "REPLAY_CONTEXT_OPTIONS",
+    "ArchiveIndex",
+    "Exchange",
+    "FrozenSite",
+    "KeyMaker",
+    "Manifest",
+    "MatchRules",
+    "Miss",
+    "ParamRule",
+    "ReplayError",
+    "ReplaySession",
+    "Response",
+    "attach_replay",
+    "load_index",
+    "miss_body",
+    "open_snapshot",
+    "write_snapshot",
+]

@@ -9,6 +9,7 @@ import shutil
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Playwright
 
@@ -77,8 +78,11 @@ async def launch_for_cdp(
     headless: bool = True,
     local_only: bool = True,
     timeout_s: float = 30.0,
+    **context_options: Any,
 ) -> tuple[BrowserContext, str]:
     """Launch a persistent Chromium context that outside drivers can reach over CDP on 127.0.0.1.
+
+    `context_options` go to `launch_persistent_context` (e.g. `service_workers="block"` for replay).
 
     Returns the context and the CDP endpoint (`http://127.0.0.1:P`). With `port=None` Chromium picks a
     free port itself and the port is read from `DevToolsActivePort` in the profile (no race).
@@ -94,6 +98,7 @@ async def launch_for_cdp(
         headless=headless,
         args=launch_args(local_only, extra),
         timeout=timeout_s * 1000,
+        **context_options,
     )
     try:
         actual = await _devtools_port(profile, port, time.monotonic() + timeout_s)

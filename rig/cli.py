@@ -41,23 +41,38 @@ def _fail(exc: RigError, code: int = 1) -> None:
 
 
 @app.command()
-def demo(out_dir: Path = typer.Option(Path("rig-demo"), "--out", help="where the demo writes its run")) -> None:
-    """Serve the bundled sites and run every reference solution against them (no network, no API key)."""
+def demo(
+    out_dir: Path = typer.Option(Path("rig-demo"), "--out", help="where the demo writes its runs and report"),
+    all_tasks: bool = typer.Option(False, "--all", help="every bundled task and both prompt variants"),
+    concurrency: int = typer.Option(2, "--concurrency", help="episodes at once"),
+) -> None:
+    """Serve the bundled sites; run the reference and fault-injected agents; record, grade and report (offline)."""
     from rig.demo import run_demo
 
-    with _progress() as progress:
-        results = run_demo(out_dir, progress)
-    table = Table(title="SGR-mini reference solutions in the live bundled sites")
-    for col in ("task", "site", "family", "rows", "seconds", "gold reproduced"):
+    try:
+        with _progress() as progress:
+            summary, report = run_demo(out_dir, all_tasks=all_tasks, concurrency=concurrency, progress=progress)
+    except RigError as exc:
+        _fail(exc)
+    table = Table(title=f"sgr-rig demo: {summary.episodes} episodes on the bundled sites")
+    for col in ("agent", "variant", "Item-F1", "Row-F1", "P.O.A.", "gold-state reach", "state-anchored rows",
+                "failure labels"):
         table.add_column(col)
-    for r in results:
-        mark = "[green]yes[/green]" if r.ok else f"[red]no[/red] {r.detail}"
-        table.add_row(r.task.id, r.task.site, r.task.family, str(r.rows), f"{r.seconds:.1f}", mark)
+    pct = lambda x: "–" if x is None else f"{100 * x:.1f}"  # noqa: E731
+    for g in summary.groups:
+        labels = ", ".join(f"{k} {n}" for k, n in g.failures.items() if n) or "–"
+        table.add_row(g.agent, g.variant or "", pct(g.item_f1), pct(g.row_f1), pct(g.poa), pct(g.gold_state_reach),
+                      pct(g.state_anchored_rows), labels)
     out.print(table)
-    failed = sum(not r.ok for r in results)
-    out.print(f"{len(results) - failed}/{len(results)} reference solutions reproduced their gold tables")
-    if failed:
-        raise typer.Exit(1)
+    if summary.label_agreement:
+        detail = ", ".join(f"{k} {pct(v)}" for k, v in summary.label_agreement.items() if k != "overall")
+        out.print(f"automatic failure labels agree with the injected faults: {pct(summary.label_agreement['overall'])} % "
+                  f"({detail})", highlight=False, soft_wrap=True)
+    if summary.infra:
+        out.print(f"[yellow]{summary.infra} episodes hit infrastructure failures and were not scored[/yellow]")
+    out.print(f"summary: {out_dir / 'runs' / 'summary.md'}", highlight=False, soft_wrap=True)
+    if report is not None:
+        out.print(f"report: {report}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -98,7 +113,7 @@ def run(
     stall: float = typer.Option(120.0, "--stall", help="end an episode with no new step for this long, seconds"),
     sites_url: Optional[str] = typer.Option(None, "--sites-url", help="use running sites instead of serving them"),
     executor: str = typer.Option("local", "--executor", help="local (asyncio) or ray (RAY_ADDRESS selects a cluster)"),
-    frozen: Optional[Path] = typer.Option(None, "--frozen", help="run against a site snapshot (not built yet)"),
+    frozen: Optional[Path] = typer.Option(None, "--frozen", help="answer every request from a snapshot, e.g. site_snapshots/ or site_snapshots/eco"),
     headed: bool = typer.Option(False, "--headed", help="show the browser (needs a display)"),
 ) -> None:
     """Run episodes of tasks: one episode directory per (task, variant, agent, trial)."""
@@ -171,6 +186,28 @@ def score(
         out.print(f"parse_failure: {result.get('error', '')}", highlight=False, soft_wrap=True)
         return
     out.print(f"Item-F1 {result['item_f1']:.3f}  Row-F1 {result['row_f1']:.3f}  P.O.A. {result['poa']:.3f}")
+
+
+@app.command()
+def replay(
+    episode_dir: Path = typer.Argument(..., help="an episode directory"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON on stdout"),
+    headed: bool = typer.Option(False, "--headed", help="show the browser (needs a display)"),
+) -> None:
+    """Re-drive the recorded actions against the episode's own archive (no network); exit 0 when every step matched."""
+    from rig.replay_cmd import format_report
+    from rig.replay_cmd import replay as replay_episode
+
+    try:
+        report = replay_episode(episode_dir, headless=not headed)
+    except RigError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json()) + "\n")
+    else:
+        out.print(format_report(report), highlight=False, soft_wrap=True)
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 @sites_app.command("serve")

@@ -50,6 +50,8 @@ class Episode(BaseModel):
     steps: int | None = None
     attempts: int = 1
     injected_fault: str | None = Field(default=None, description="ground truth of a perturbed:KIND agent")
+    frozen: str | None = Field(default=None, description="the site snapshots a frozen run was answered from")
+    replay_misses: int | None = Field(default=None, description="requests a frozen snapshot could not answer (404)")
 
     def finish(self, status: Status, error: str | None = None, steps: int | None = None) -> None:
         """Mark the episode ended with a status."""

@@ -47,6 +47,15 @@ def _extra_models() -> list[dict[str, dict[str, Any]]]:
         found.append({"trajectory-step.schema.json": TypeAdapter(Step).json_schema()})
     except ImportError:
         pass
+    try:
+        from replay import Manifest
+
+        from rig.replay_cmd import ReplayReport
+
+        found.append({"snapshot-manifest.schema.json": TypeAdapter(Manifest).json_schema(),
+                      "replay-report.schema.json": TypeAdapter(ReplayReport).json_schema()})
+    except ImportError:  # pragma: no cover
+        pass
     return found
 
 

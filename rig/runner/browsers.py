@@ -16,8 +16,10 @@ from rig.browser import launch, launch_for_cdp
 class BrowserPool:
     """Hands out the executor's browser, relaunching it after a crash."""
 
-    def __init__(self, pw: Playwright, headless: bool = True) -> None:
+    def __init__(self, pw: Playwright, headless: bool = True, context_options: dict | None = None) -> None:
         self.pw, self.headless = pw, headless
+        #: Extra options for every new context (frozen replay blocks service workers).
+        self.context_options = dict(context_options or {})
         self._browser: Browser | None = None
         self._lock = asyncio.Lock()
         self.launches = 0
@@ -35,7 +37,7 @@ class BrowserPool:
         """A fresh context: in the shared browser, or (for CDP drivers) in a browser of its own."""
         if not cdp:
             browser = await self.get()
-            ctx = await browser.new_context()
+            ctx = await browser.new_context(**self.context_options)
             try:
                 yield ctx, None, browser
             finally:
@@ -43,7 +45,7 @@ class BrowserPool:
             return
         profile = tempfile.mkdtemp(prefix="rig-cdp-profile-")
         try:
-            ctx, url = await launch_for_cdp(self.pw, profile, headless=self.headless)
+            ctx, url = await launch_for_cdp(self.pw, profile, headless=self.headless, **self.context_options)
             try:
                 yield ctx, url, ctx.browser
             finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from loguru import logger
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_fixed
@@ -40,6 +41,7 @@ async def run_episode(
     adapters: list[SiteAdapter],
     options: RecorderOptions | None = None,
     attempts: int = 3,
+    frozen: Any = None,
 ) -> Episode:
     """Run one episode into its directory; infrastructure failures are retried and never scored as the agent's."""
     out_dir = spec.directory(runs_dir)
@@ -58,7 +60,7 @@ async def run_episode(
                 if attempt_no > 1:
                     _keep_failed_attempt(out_dir, attempt_no - 1)
                     logger.warning("{}: retrying after an infrastructure failure (attempt {})", spec.label, attempt_no)
-                await _attempt(spec, agent, pool, out_dir, episode, sites_url, budget, adapters, options)
+                await _attempt(spec, agent, pool, out_dir, episode, sites_url, budget, adapters, options, frozen)
     except _Infra as exc:
         episode.finish("infra_error", str(exc.error), episode.steps)
     episode.attempts = attempt_no
@@ -77,7 +79,7 @@ def _keep_failed_attempt(out_dir: Path, n: int) -> None:
 
 async def _attempt(
     spec: EpisodeSpec, agent: Agent, pool: BrowserPool, out_dir: Path, episode: Episode, sites_url: str,
-    budget: Budget, adapters: list[SiteAdapter], options: RecorderOptions | None,
+    budget: Budget, adapters: list[SiteAdapter], options: RecorderOptions | None, frozen: Any,
 ) -> None:
     episode.status, episode.error, episode.ended_at = "incomplete", None, None
     episode.versions.playwright = playwright_version()
@@ -86,6 +88,7 @@ async def _attempt(
     try:
         async with pool.context(agent.needs_cdp) as (context, cdp_url, browser):
             episode.versions.chromium = browser.version if browser is not None else None
+            session = await frozen.attach(context) if frozen is not None else None
             rec = await Recorder.attach(context, out_dir, options=options, adapters=adapters)
             page = context.pages[0] if context.pages else await context.new_page()
             async with rec.action({"type": "goto", "target": None, "value": episode.start_url}):
@@ -98,6 +101,9 @@ async def _attempt(
             status, error = await _drive(agent, env, rec, budget, browser)
             await rec.close()
             episode.finish(status, error, rec.steps)
+            if session is not None:
+                episode.frozen = ", ".join(frozen.sites)
+                episode.replay_misses = session.miss_count
     except InfraError as exc:
         await _close(rec)
         episode.steps = rec.steps if rec else 0

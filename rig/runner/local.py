@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from loguru import logger
 from playwright.async_api import async_playwright
@@ -39,6 +40,13 @@ def plan(tasks: list[Task], variants: list[str], agent: str, trials: int, runs_d
     return specs
 
 
+def frozen_context_options() -> dict[str, Any]:
+    """Context options for episodes answered from a snapshot (service workers blocked)."""
+    from replay import REPLAY_CONTEXT_OPTIONS
+
+    return dict(REPLAY_CONTEXT_OPTIONS)
+
+
 def _complete(directory: Path) -> bool:
     if not (directory / EPISODE_FILE).exists():
         return False
@@ -69,6 +77,7 @@ async def run_local(
     options: RecorderOptions | None = None,
     progress: Progress | None = None,
     headless: bool = True,
+    frozen: Any = None,
 ) -> list[Episode]:
     """Run episodes, at most `concurrency` at once, each in its own browser context."""
     stats = RunStats()
@@ -82,7 +91,7 @@ async def run_local(
                             description=f"episodes (running {stats.running}, failing {stats.failing})")
 
     async with async_playwright() as pw:
-        pool = BrowserPool(pw, headless=headless)
+        pool = BrowserPool(pw, headless=headless, context_options=frozen_context_options() if frozen else None)
 
         async def one(spec: EpisodeSpec) -> Episode:
             async with sem:
@@ -90,7 +99,7 @@ async def run_local(
                 show()
                 try:
                     ep = await run_episode(spec, agent, pool, runs_dir, sites_url=sites_url, budget=budget,
-                                           adapters=adapters, options=options)
+                                           adapters=adapters, options=options, frozen=frozen)
                 finally:
                     stats.running -= 1
                 stats.done += 1

@@ -53,8 +53,6 @@ def run(
     """Run every (task, variant, agent, trial) episode into `runs_dir`; return their episode records."""
     if executor not in ("local", "ray"):
         raise InputError("--executor", None, f"{executor!r} is not an executor; use local or ray")
-    if frozen is not None:
-        raise InputError("--frozen", None, "frozen replay is not built yet")
     for v in variants or []:
         if v not in VARIANTS:
             raise InputError("--variant", None, f"{v!r} is not one of {', '.join(VARIANTS)}")
@@ -65,6 +63,14 @@ def run(
     check = getattr(agent, "check", None)
     for task in tasks if check else []:
         check(task)  # e.g. a perturbation the task cannot take: fail before any episode starts
+    snapshot = None
+    if frozen is not None:
+        from rig.replay_cmd import open_frozen
+
+        if executor != "local":
+            raise InputError("--frozen", None, "frozen runs use the local executor")
+        snapshot = open_frozen(frozen, tasks)
+        sites_url = snapshot.start_url_base
     specs = plan(tasks, list(variants or VARIANTS), agent.name, trials, runs_dir, resume)
     runs_dir.mkdir(parents=True, exist_ok=True)
     log = add_run_log(runs_dir / "run.log")
@@ -77,6 +83,7 @@ def run(
         with SitesServer() if sites_url is None else nullcontext() as srv:
             url = sites_url or srv.url
             return asyncio.run(run_local(specs, agent, runs_dir, sites_url=url, budget=budget or Budget(),
-                                         concurrency=concurrency, progress=progress, headless=headless))
+                                         concurrency=concurrency, progress=progress, headless=headless,
+                                         frozen=snapshot))
     finally:
         logger.remove(log)

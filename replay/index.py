@@ -1,0 +1,170 @@
+"""Reading WARCs into a lookup: (method, normalised URL, body digest) -> the recorded responses, in recorded order.
+
+Records are streamed once (warcio's ArchiveIterator). `request` records are joined to their `response`
+by `WARC-Concurrent-To`; a request without a response (it failed while recording) is kept as a failure.
+Per-step text records (`WARC-Rig-Capture: text`) are kept only as digests; DOM snapshots are skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+
+from replay.errors import ReplayError
+from replay.keys import Key, KeyMaker, MatchRules, redacted_names
+
+#: Header naming the trajectory step of a per-step record (the recorder's WARC format).
+STEP_HEADER = "WARC-Rig-Step"
+#: Header saying what a per-step record holds: `text` or `dom`.
+CAPTURE_HEADER = "WARC-Rig-Capture"
+
+
+@dataclass(frozen=True)
+class Response:
+    """A recorded response: status, headers and the (decoded) body."""
+
+    status: int
+    reason: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+    def same_as(self, other: Response) -> bool:
+        """Same status, content type and body (headers such as Date may differ)."""
+        return (self.status, self.content_type, self.body) == (other.status, other.content_type, other.body)
+
+    @property
+    def content_type(self) -> str:
+        """The Content-Type header, or ''."""
+        return next((v for k, v in self.headers if k.lower() == "content-type"), "")
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One recorded request and its response (None when the request failed while recording)."""
+
+    method: str
+    url: str
+    request_headers: tuple[tuple[str, str], ...]
+    body: bytes
+    date: str
+    response: Response | None
+    order: tuple[int, str, int] = (0, "", 0)  # (file, request date, position): the recorded order
+    response_id: str | None = None
+
+    @property
+    def content_type(self) -> str | None:
+        """The request's Content-Type, if any."""
+        return next((v for k, v in self.request_headers if k.lower() == "content-type"), None)
+
+
+@dataclass
+class ArchiveIndex:
+    """Every recorded exchange of one or more WARCs, grouped by lookup key in recorded order."""
+
+    keys: KeyMaker
+    exchanges: dict[Key, list[Exchange]] = field(default_factory=dict)
+    #: sha256 of each step's text record (the recorder's `text_hash` of that step), by step number.
+    step_text: dict[int, str] = field(default_factory=dict)
+    #: The earliest WARC-Date in the archive(s): when the recording started.
+    recorded_at: datetime | None = None
+    records: int = 0
+    load_seconds: float = 0.0
+    #: Problems that did not stop loading (a torn last record of a killed recording).
+    errors: list[str] = field(default_factory=list)
+
+    def lookup(self, method: str, url: str, body: bytes | None = None, content_type: str | None = None) -> list[Exchange]:
+        """The recorded exchanges answering this request, in recorded order (empty when none)."""
+        return self.exchanges.get(self.keys.key(method, url, body, content_type), [])
+
+    def key(self, method: str, url: str, body: bytes | None = None, content_type: str | None = None) -> Key:
+        """The lookup key of a request under this index's rules and masked names."""
+        return self.keys.key(method, url, body, content_type)
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self.exchanges.values())
+
+    def all(self) -> Iterator[Exchange]:
+        """Every exchange, in recorded order."""
+        return iter(sorted((x for v in self.exchanges.values() for x in v), key=lambda x: x.order))
+
+
+def load_index(paths: str | Path | Iterable[str | Path], rules: MatchRules | None = None, *, dedupe: bool = False) -> ArchiveIndex:
+    """Read WARC files (in the order given) into an index.
+
+    With `dedupe`, a response identical to one already held for the same key (status, content type, body)
+    is dropped: merged crawls keep one copy of each distinct answer, still in first-recorded order.
+    """
+    start = time.perf_counter()
+    files = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    raw: list[Exchange] = []
+    index = ArchiveIndex(KeyMaker(rules or MatchRules()))
+    dates: list[str] = []
+    for n, path in enumerate(files):
+        _read(path, n, raw, index, dates)
+    masked: set[str] = set()
+    for x in raw:
+        masked |= redacted_names(x.url, x.body, x.content_type)
+    index.keys.masked = frozenset(masked)
+    for x in sorted(raw, key=lambda x: x.order):
+        held = index.exchanges.setdefault(index.key(x.method, x.url, x.body, x.content_type), [])
+        if dedupe and any(_same(x, h) for h in held):
+            continue
+        held.append(x)
+    if dates:
+        index.recorded_at = datetime.fromisoformat(min(dates).replace("Z", "+00:00"))
+    index.load_seconds = time.perf_counter() - start
+    return index
+
+
+def _same(a: Exchange, b: Exchange) -> bool:
+    if a.response is None or b.response is None:
+        return a.response is b.response
+    return a.response.same_as(b.response)
+
+
+def _read(path: Path, file_no: int, out: list[Exchange], index: ArchiveIndex, dates: list[str]) -> None:
+    if not path.is_file():
+        raise ReplayError(f"{path}: no such archive; an episode directory holds evidence.warc.gz")
+    responses: dict[str, tuple[Response, str, str, int]] = {}
+    requests: list[Exchange] = []
+    pos = -1
+    try:
+        with path.open("rb") as fh:
+            for pos, rec in enumerate(ArchiveIterator(fh, arc2warc=True)):
+                if rec.format != "warc" or not rec.rec_type:
+                    raise ValueError(f"record {pos} is not a WARC record")
+                index.records += 1
+                h = rec.rec_headers
+                date = h.get_header("WARC-Date") or ""
+                if date:
+                    dates.append(date)
+                if rec.rec_type == "response" and rec.http_headers is not None:
+                    http = rec.http_headers
+                    resp = Response(int(http.get_statuscode() or 0), http.statusline.partition(" ")[2], tuple(http.headers),
+                                    rec.content_stream().read())
+                    responses[h.get_header("WARC-Record-ID")] = (resp, h.get_header("WARC-Target-URI"), date, pos)
+                elif rec.rec_type == "request" and rec.http_headers is not None:
+                    http = rec.http_headers
+                    requests.append(Exchange(http.protocol.upper(), h.get_header("WARC-Target-URI"), tuple(http.headers),
+                                             rec.content_stream().read(), date, None,
+                                             (file_no, date, pos), h.get_header("WARC-Concurrent-To")))
+                elif h.get_header(CAPTURE_HEADER) == "text" and h.get_header(STEP_HEADER) is not None:
+                    index.step_text[int(h.get_header(STEP_HEADER))] = hashlib.sha256(rec.content_stream().read()).hexdigest()
+    except (ArchiveLoadFailed, OSError, ValueError, AttributeError, EOFError) as exc:
+        if pos <= 0:
+            raise ReplayError(f"{path}: not a readable WARC ({exc or type(exc).__name__}); check it with `warcio check {path}`") from None
+        index.errors.append(f"{path}: reading stopped at record {pos} ({exc or type(exc).__name__}); the records before it are used")
+    if pos < 0 and path.stat().st_size > 0:
+        raise ReplayError(f"{path}: no WARC record in it (bad gzip?); check it with `warcio check {path}`")
+    for x in requests:
+        found = responses.pop(x.response_id, None) if x.response_id else None
+        out.append(replace(x, response=found[0] if found else None))
+    for resp, url, date, pos in responses.values():  # responses without a request record (other tools): GETs
+        out.append(Exchange("GET", url, (), b"", date, resp, (file_no, date, pos)))
