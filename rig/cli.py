@@ -210,6 +210,51 @@ def replay(
         raise typer.Exit(1)
 
 
+@app.command()
+def verify(
+    episode_dir: Path = typer.Argument(..., help="an episode directory"),
+    answer: Path = typer.Option(..., "--answer", help="answer.json (or any table format `rig score` reads)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON on stdout"),
+) -> None:
+    """Check every citation of an answer against the episode's own snapshots (and the task's gold states)."""
+    from rig.grading.verify import verify_episode
+
+    try:
+        result = verify_episode(episode_dir, answer)
+    except RigError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(result) + "\n")
+        return
+    table = Table(title=f"citations of {answer}")
+    for col in ("#", "url", "verified", "step", "state-anchored", "reason"):
+        table.add_column(col)
+    for c in result["citations"]:
+        table.add_row(str(c["index"]), c["url"], "yes" if c["verified"] else "no", str(c["step"]),
+                      str(c.get("state_anchored", "")), c["reason"])
+    out.print(table)
+
+
+@app.command()
+def grade(
+    path: Path = typer.Argument(..., help="a runs directory or one episode directory"),
+    as_json: bool = typer.Option(False, "--json", help="print the run summary as JSON on stdout"),
+) -> None:
+    """Grade episodes: grade.json per episode, summary.json and summary.md for a run."""
+    from rig.grading.summary import grade_runs, summary_json
+
+    try:
+        summary = grade_runs(path)
+    except RigError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(summary_json(summary) + "\n")
+        return
+    from rig.grading.summary import markdown
+
+    out.print(markdown(summary), highlight=False, soft_wrap=True)
+
+
 @sites_app.command("serve")
 def sites_serve(port: int = typer.Option(8765, help="port on 127.0.0.1")) -> None:
     """Serve the bundled replica sites on 127.0.0.1 until interrupted."""

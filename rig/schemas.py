@@ -47,6 +47,9 @@ def _extra_models() -> list[dict[str, dict[str, Any]]]:
         found.append({"trajectory-step.schema.json": TypeAdapter(Step).json_schema()})
     except ImportError:
         pass
+    from rig.grading.grade import schemas as grading_schemas
+
+    found.append(grading_schemas())
     try:
         from replay import Manifest
 

@@ -1,0 +1,269 @@
+"""`rig grade RUNS_DIR`: grade every episode, then summarise per agent and variant (SGR-Bench Table 2 shape).
+
+Means are over scored episodes (infra_error and incomplete episodes are counted, never scored as zero;
+an agent's timeout, error or unparsable answer scores zero). Pass@k and Avg@k use the unbiased estimator
+over each task's scored trials; an episode passes when Row-F1 = 1 and P.O.A. = 1 (or one gold row).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from statistics import fmean
+from typing import Literal
+
+from loguru import logger
+from pydantic import BaseModel, Field
+
+from rig.episode import EPISODE_FILE, Episode, read_episode
+from rig.errors import RigError
+from rig.grading.grade import GRADER_VERSION, UNSCORED, Grade, grade_episode, write_grade
+from rig.grading.labels import CATEGORIES
+from rig.grading.passk import over_tasks
+from rig.grading.verify import task_for
+from rig.tasks.models import Task
+
+SUMMARY_FILE = "summary.json"
+SUMMARY_MD = "summary.md"
+
+
+class Metrics(BaseModel):
+    """Means over scored episodes (null when none was scored)."""
+
+    episodes: int
+    scored: int
+    item_f1: float | None = None
+    row_f1: float | None = None
+    poa: float | None = None
+
+
+class GroupSummary(Metrics):
+    """One agent on one prompt variant."""
+
+    agent: str
+    variant: str | None
+    infra: int = Field(description="infra_error or incomplete episodes: not scored")
+    statuses: dict[str, int]
+    gold_state_reach: float | None = Field(default=None, description="mean share of gold states reached")
+    answer_state_reach: float | None = Field(default=None, description="share of episodes reaching an answer state")
+    state_anchored_rows: float | None = Field(default=None, description="answer rows visible in an answer state / answer rows")
+    passk: dict[str, float] = Field(default_factory=dict, description="pass@k and avg@k for k = 1 and k = trials (> 1)")
+    failures: dict[str, int] = Field(description="failure-category counts of the labelled episodes")
+    families: dict[str, Metrics] = Field(default_factory=dict, description="per source family")
+
+
+class AgreementCount(BaseModel):
+    """Automatic labels against the injected faults of one category."""
+
+    episodes: int
+    agree: int
+    labels: dict[str, int] = Field(description="automatic label (or `none`) -> count")
+
+
+class Summary(BaseModel):
+    """`summary.json`."""
+
+    format: Literal["sgr-rig/summary/1"] = "sgr-rig/summary/1"
+    grader_version: str = GRADER_VERSION
+    runs_dir: str
+    episodes: int
+    scored: int
+    infra: int
+    groups: list[GroupSummary]
+    label_agreement: dict[str, float] | None = Field(
+        default=None, description="share of perturbed episodes (status ok) whose automatic label equals the injected fault")
+    label_agreement_detail: dict[str, AgreementCount] | None = None
+
+
+def _mean(xs: Iterable[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return fmean(vals) if vals else None
+
+
+def _metrics(grades: list[Grade]) -> Metrics:
+    scored = [g.scores for g in grades if g.scored and g.scores]
+    return Metrics(episodes=len(grades), scored=len(scored), item_f1=_mean(s.item_f1 for s in scored),
+                   row_f1=_mean(s.row_f1 for s in scored), poa=_mean(s.poa for s in scored))
+
+
+def _passk(grades: list[Grade]) -> dict[str, float]:
+    by_task: dict[str, list[bool]] = defaultdict(list)
+    for g in grades:
+        if g.scored:
+            by_task[g.task_id or ""].append(bool(g.passed))
+    if not by_task:
+        return {}
+    trials = min(len(v) for v in by_task.values())
+    out: dict[str, float] = {}
+    for k in sorted({1, trials}):
+        out.update(over_tasks(list(by_task.values()), k))
+    return out
+
+
+def _group(agent: str, variant: str | None, grades: list[Grade]) -> GroupSummary:
+    scored = [g for g in grades if g.scored]
+    rows = [p for g in scored for p in g.rows]
+    fam: dict[str, list[Grade]] = defaultdict(list)
+    for g in grades:
+        fam[g.family or "unknown"].append(g)
+    return GroupSummary(
+        **_metrics(grades).model_dump(), agent=agent, variant=variant,
+        infra=sum(g.status in UNSCORED for g in grades), statuses=dict(Counter(g.status for g in grades)),
+        gold_state_reach=_mean(sum(r.reached for r in g.gold_states) / len(g.gold_states) for g in scored if g.gold_states),
+        answer_state_reach=_mean(float(any(r.reached for r in g.gold_states if r.name in g.answer_states))
+                                 for g in scored if g.gold_states),
+        state_anchored_rows=sum(p.state_anchored for p in rows) / len(rows) if rows else None,
+        passk=_passk(grades), failures={c: sum(g.label == c for g in grades) for c in CATEGORIES},
+        families={f: _metrics(gs) for f, gs in sorted(fam.items())},
+    )
+
+
+def _agreement(grades: list[Grade]) -> tuple[dict[str, float], dict[str, AgreementCount]] | None:
+    judged = [g for g in grades if g.injected_fault and g.scored and g.status == "ok"]
+    if not judged:
+        return None
+    detail: dict[str, AgreementCount] = {}
+    for kind in sorted({g.injected_fault for g in judged if g.injected_fault}):
+        mine = [g for g in judged if g.injected_fault == kind]
+        detail[kind] = AgreementCount(episodes=len(mine), agree=sum(g.label == kind for g in mine),
+                                      labels=dict(Counter(g.label or "none" for g in mine)))
+    overall = sum(d.agree for d in detail.values()) / len(judged)
+    return {"overall": overall, **{k: d.agree / d.episodes for k, d in detail.items()}}, detail
+
+
+def summarize(grades: list[Grade], runs_dir: str) -> Summary:
+    """The run summary of a list of episode grades."""
+    groups: dict[tuple[str, str | None], list[Grade]] = defaultdict(list)
+    for g in grades:
+        groups[(g.agent, g.variant)].append(g)
+    order = sorted(groups, key=lambda k: (k[0] != "reference", k[0], k[1] != "constraint", k[1] or ""))
+    agreement = _agreement(grades)
+    return Summary(
+        runs_dir=runs_dir, episodes=len(grades), scored=sum(g.scored for g in grades),
+        infra=sum(g.status in UNSCORED for g in grades), groups=[_group(a, v, groups[(a, v)]) for a, v in order],
+        label_agreement=agreement[0] if agreement else None, label_agreement_detail=agreement[1] if agreement else None,
+    )
+
+
+def episode_dirs(runs_dir: Path) -> list[Path]:
+    """Every episode directory under a runs directory (failed attempts kept under attempts/ are skipped)."""
+    return sorted(p.parent for p in runs_dir.rglob(EPISODE_FILE) if "attempts" not in p.relative_to(runs_dir).parts[:-1])
+
+
+def _read(d: Path) -> Episode | str:
+    """An episode record, or why it cannot be read."""
+    try:
+        return read_episode(d)
+    except (OSError, ValueError) as e:
+        return f"unreadable {EPISODE_FILE}: {e}"
+
+
+def _references(episodes: dict[Path, Episode | str]) -> dict[tuple[str | None, str | None], Path]:
+    refs: dict[tuple[str | None, str | None], tuple[int, Path]] = {}
+    for d, ep in episodes.items():
+        if isinstance(ep, str):
+            continue
+        key = (ep.task_id, ep.variant)
+        if ep.agent == "reference" and ep.status == "ok" and (key not in refs or ep.trial < refs[key][0]):
+            refs[key] = (ep.trial, d)
+    return {k: v[1] for k, v in refs.items()}
+
+
+def _grade_one(d: Path, ep: Episode | str, refs: dict[tuple[str | None, str | None], Path],
+               tasks: dict[str | None, tuple[Task, Path] | None]) -> Grade:
+    if isinstance(ep, str):
+        logger.warning("{}: cannot grade: {}", d, ep)
+        return Grade(episode=str(d), agent="unknown", status="incomplete", scored=False, error=ep)
+    ref = refs.get((ep.task_id, ep.variant))
+    ref = None if ref == d else ref  # a reference episode is compared with another reference trial, if any
+    try:
+        key = ep.task_id if not getattr(ep, "task_path", None) else f"path:{ep.task_path}"
+        if key not in tasks:
+            tasks[key] = task_for(ep, d)
+        found = tasks[key]
+        return grade_episode(d, found[0] if found else None, reference=ref, task_file=found[1] if found else None)
+    except (OSError, ValueError, RigError) as e:
+        logger.warning("{}: cannot grade: {}", d, e)
+        return Grade(episode=str(d), task_id=ep.task_id, variant=ep.variant, agent=ep.agent, trial=ep.trial,
+                     injected_fault=ep.injected_fault, status=ep.status, scored=False, error=f"grading failed: {e}")
+
+
+def grade_runs(runs_dir: str | Path, write: bool = True) -> Summary:
+    """Grade every episode under `runs_dir` (or one episode directory) and summarise.
+
+    Writes grade.json into each episode directory and, for a runs directory, summary.json and summary.md.
+    An episode that cannot be graded (unreadable files, unknown task file) gets an unscored grade with the error.
+    """
+    runs_dir = Path(runs_dir)
+    single = (runs_dir / EPISODE_FILE).exists()
+    episodes = {d: _read(d) for d in ([runs_dir] if single else episode_dirs(runs_dir))}
+    refs = _references(episodes)
+    tasks: dict[str | None, tuple[Task, Path] | None] = {}
+    grades = []
+    for d, ep in episodes.items():
+        g = _grade_one(d, ep, refs, tasks)
+        grades.append(g)
+        if write:
+            write_grade(d, g)
+    summary = summarize(grades, str(runs_dir))
+    if write and not single:
+        _write(runs_dir / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
+        _write(runs_dir / SUMMARY_MD, markdown(summary))
+    return summary
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.2f}"
+
+
+def markdown(summary: Summary) -> str:
+    """summary.md: a Table 2-shaped results table, then retrieval-state metrics, failure counts and label agreement."""
+    agents = list(dict.fromkeys(g.agent for g in summary.groups))
+    by = {(g.agent, g.variant): g for g in summary.groups}
+    out = [f"# Results ({summary.episodes} episodes, {summary.scored} scored, {summary.infra} not scored: infrastructure)", "",
+           "| Agent | Constraint Row-F1 | Constraint Item-F1 | Constraint P.O.A. | Goal Row-F1 | Goal Item-F1 | Goal P.O.A. "
+           "| Overall Item-F1 |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for a in agents:
+        cells = []
+        for v in ("constraint", "goal"):
+            g = by.get((a, v))
+            cells += [_pct(g.row_f1), _pct(g.item_f1), _pct(g.poa)] if g else ["–"] * 3
+        mine = [g for g in summary.groups if g.agent == a and g.item_f1 is not None]
+        n = sum(g.scored for g in mine)
+        overall = sum(g.item_f1 * g.scored for g in mine) / n if n else None  # type: ignore[operator]
+        out.append(f"| {a} | " + " | ".join(cells) + f" | {_pct(overall)} |")
+    short = {"scope_drift": "Scope", "criterion_mismatch": "Crit.", "intent_rewriting": "Intent",
+             "page_misreading": "Page", "retrieval_dependency": "Dep.", "answer_composition": "Final"}
+    out += ["", "## Retrieval states, repeated trials and failure categories", "",
+            "| Agent | Variant | Episodes | Scored | Infra | Gold-state reach | Answer-state reach | State-anchored rows "
+            "| Pass@1 | Avg@1 | Pass@k | Avg@k | " + " | ".join(short[c] for c in CATEGORIES) + " |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(CATEGORIES)]
+    for g in summary.groups:
+        ks = sorted({int(k.split("@")[1]) for k in g.passk})
+        k = ks[-1] if ks and ks[-1] > 1 else None
+        pk = [_pct(g.passk.get("pass@1")), _pct(g.passk.get("avg@1")),
+              f"{_pct(g.passk[f'pass@{k}'])} (k={k})" if k else "–", _pct(g.passk[f"avg@{k}"]) if k else "–"]
+        out.append(f"| {g.agent} | {g.variant or '–'} | {g.episodes} | {g.scored} | {g.infra} | {_pct(g.gold_state_reach)} "
+                   f"| {_pct(g.answer_state_reach)} | {_pct(g.state_anchored_rows)} | " + " | ".join(pk) + " | "
+                   + " | ".join(str(g.failures[c]) for c in CATEGORIES) + " |")
+    if summary.label_agreement and summary.label_agreement_detail:
+        out += ["", f"## Label agreement with injected faults: {_pct(summary.label_agreement['overall'])} %", "",
+                "| Injected | Episodes | Agree | Agreement | Automatic labels |", "|---|---:|---:|---:|---|"]
+        for kind, d in summary.label_agreement_detail.items():
+            labels = ", ".join(f"{k}: {n}" for k, n in sorted(d.labels.items()))
+            out.append(f"| {kind} | {d.episodes} | {d.agree} | {_pct(d.agree / d.episodes)} | {labels} |")
+    return "\n".join(out) + "\n"
+
+
+def summary_json(summary: Summary) -> str:
+    """The summary as the `rig grade --json` document."""
+    return json.dumps(summary.model_dump(mode="json"), indent=2, ensure_ascii=False)

@@ -1,0 +1,164 @@
+"""`rig grade RUNS_DIR`: grade.json per episode, summary.json and summary.md, Pass@k, label agreement;
+then real eco episodes from `rig run` (reference and perturbed agents) graded end to end."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rig.grading.grade import Grade, grade_episode, schemas
+from rig.grading.summary import Summary, grade_runs, summary_json
+from test_grading_states import (GOLD, ROUTE_DIMS, ROUTES_B6, ROUTES_EV_LGA, answer, reference_steps, step,
+                                 synthetic_task, write_episode)
+
+GRADING = Path(__file__).resolve().parent.parent / "rig" / "grading"
+NEW_MODULES = ("states", "verify", "labels", "grade", "summary", "evidence")
+
+
+@pytest.fixture
+def runs(tmp_path):
+    """A runs directory of the synthetic task: 2 reference trials, 2 trials of a flaky agent, perturbed agents, an infra error."""
+    task_file = tmp_path / "syn-01.yaml"
+    task_file.write_text(yaml.safe_dump(synthetic_task().model_dump(mode="json"), allow_unicode=True))
+    root = tmp_path / "runs"
+
+    def ep(agent, trial, steps, rows, **kw):
+        d = root / "syn-01" / "constraint" / agent.replace(":", "_") / f"trial-{trial}"
+        return write_episode(d, steps, answer(rows), agent=agent, trial=trial, task_path=str(task_file), **kw)
+
+    drift = reference_steps()[:3] + [step({**ROUTE_DIMS, "dim.origin": "LGA"}, ROUTES_EV_LGA, "extract_table")]
+    dep = reference_steps()[:3] + [step({**ROUTE_DIMS, "dim.carrier": "B6"}, ROUTES_B6, "extract_table")]
+    ep("reference", 0, reference_steps(), GOLD)
+    ep("reference", 1, reference_steps(), GOLD)
+    ep("flaky", 0, reference_steps(), GOLD)
+    ep("flaky", 1, reference_steps(), GOLD[::-1])
+    ep("flaky", 2, reference_steps(), GOLD, status="infra_error")
+    ep("perturbed:scope_drift", 0, drift, [["BOS", "12"], ["DCA", "9"]], injected_fault="scope_drift")
+    ep("perturbed:retrieval_dependency", 0, dep, [["MIA", "40"], ["BOS", "5"]], injected_fault="retrieval_dependency")
+    ep("perturbed:answer_composition", 0, reference_steps(), GOLD, injected_fault="answer_composition")  # fault had no effect
+    return root, task_file
+
+
+def test_grade_runs_writes_grades_and_summary(runs):
+    root, task_file = runs
+    summary = grade_runs(root)
+    grades = {p.parent.relative_to(root).as_posix(): Grade.model_validate_json(p.read_text()) for p in root.rglob("grade.json")}
+    assert len(grades) == 8
+    assert Summary.model_validate_json((root / "summary.json").read_text()) == summary
+    ref = grades["syn-01/constraint/reference/trial-0"]
+    assert ref.task_sha256 == hashlib.sha256(task_file.read_bytes()).hexdigest()
+    assert ref.grader_version == summary.grader_version and ref.passed
+    assert ref.reference_episode.endswith("reference/trial-1") and ref.first_divergence is None
+    drift = grades["syn-01/constraint/perturbed_scope_drift/trial-0"]
+    assert drift.reference_episode.endswith("reference/trial-0")
+    assert drift.first_divergence.step == 3 and drift.first_divergence.keys == ["dim.origin"]
+    assert drift.label == "scope_drift" and drift.injected_fault == "scope_drift"
+    assert [(r.name, r.reached) for r in drift.gold_states] == [("top_carrier", True), ("carrier_routes", False)]
+    assert drift.evidence[1].met is False and ref.evidence[1].met and ref.evidence[1].step == 3
+    infra = grades["syn-01/constraint/flaky/trial-2"]
+    assert not infra.scored and infra.scores is None
+
+
+def test_summary_metrics_pass_at_k_and_infra(runs):
+    root, _ = runs
+    summary = grade_runs(root)
+    groups = {g.agent: g for g in summary.groups}
+    assert [g.agent for g in summary.groups][0] == "reference"
+    flaky = groups["flaky"]
+    assert (flaky.episodes, flaky.scored, flaky.infra, flaky.statuses) == (3, 2, 1, {"ok": 2, "infra_error": 1})
+    assert flaky.item_f1 == 1.0 and flaky.poa == 0.5  # the infra episode is not a zero
+    assert flaky.passk == {"pass@1": 0.5, "avg@1": 0.5, "pass@2": 1.0, "avg@2": 0.5}
+    assert flaky.failures["answer_composition"] == 1 and flaky.state_anchored_rows == 1.0
+    assert groups["reference"].passk["pass@2"] == 1.0 and groups["reference"].gold_state_reach == 1.0
+    assert groups["perturbed:scope_drift"].answer_state_reach == 0.0
+    assert set(flaky.families) == {"synthetic"}
+    assert (summary.episodes, summary.scored, summary.infra) == (8, 7, 1)
+
+
+def test_label_agreement(runs):
+    summary = grade_runs(runs[0])
+    assert summary.label_agreement == pytest.approx(
+        {"overall": 2 / 3, "answer_composition": 0.0, "retrieval_dependency": 1.0, "scope_drift": 1.0})
+    assert summary.label_agreement_detail["answer_composition"].labels == {"none": 1}
+    doc = json.loads(summary_json(summary))
+    assert doc["label_agreement"]["overall"] == pytest.approx(2 / 3)
+
+
+def test_summary_markdown_is_table_2_shaped(runs):
+    root, _ = runs
+    grade_runs(root)
+    md = (root / "summary.md").read_text()
+    assert "| Agent | Constraint Row-F1 | Constraint Item-F1 | Constraint P.O.A. | Goal Row-F1 |" in md
+    assert "| reference | 100.00 | 100.00 | 100.00 | – | – | – | 100.00 |" in md
+    assert "## Label agreement with injected faults: 66.67 %" in md
+
+
+def test_single_episode_directory(runs):
+    root, _ = runs
+    d = root / "syn-01" / "constraint" / "flaky" / "trial-1"
+    summary = grade_runs(d)
+    assert summary.episodes == 1 and (d / "grade.json").exists() and not (d / "summary.json").exists()
+
+
+def test_broken_episodes_are_reported_not_fatal(runs):
+    root, _ = runs
+    (root / "syn-01" / "constraint" / "flaky" / "trial-1" / "episode.json").write_text("{broken")
+    bad_task = root / "syn-01" / "constraint" / "flaky" / "trial-0"
+    ep = json.loads((bad_task / "episode.json").read_text())
+    (bad_task / "episode.json").write_text(json.dumps({**ep, "task_path": str(root / "missing.yaml")}))
+    summary = grade_runs(root)
+    assert summary.episodes == 8
+    broken = Grade.model_validate_json((root / "syn-01/constraint/flaky/trial-1/grade.json").read_text())
+    assert not broken.scored and "unreadable episode.json" in broken.error
+    missing = Grade.model_validate_json((bad_task / "grade.json").read_text())
+    assert not missing.scored and missing.error.startswith("grading failed")
+
+
+def test_episode_without_a_task_is_not_scored(tmp_path):
+    d = write_episode(tmp_path / "ep", reference_steps(), answer(GOLD), task_id=None)
+    g = grade_episode(d)
+    assert not g.scored and g.task_id is None and "no task" in g.error
+
+
+def test_schemas():
+    out = schemas()
+    assert set(out) == {"grade.schema.json", "summary.schema.json"}
+    assert "label" in out["grade.schema.json"]["properties"] and "label_agreement" in out["summary.schema.json"]["properties"]
+
+
+def test_grading_never_imports_the_browser_layer():
+    for name in NEW_MODULES:
+        tree = ast.parse((GRADING / f"{name}.py").read_text())
+        mods = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        mods += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        bad = [m for m in mods if m.split(".")[0] == "playwright" or m in ("recorders", "recorders.recorder")
+               or m.startswith(("rig.runner", "rig.agents", "rig.browser", "rig.sites"))]
+        assert not bad, f"rig/grading/{name}.py imports {bad}"
+
+
+@pytest.mark.slow
+def test_real_eco_episodes(tmp_path, sites_url):
+    from rig.runner.run import run
+
+    kinds = ("page_misreading", "retrieval_dependency", "answer_composition", "intent_rewriting")
+    for agent in ("reference", *(f"perturbed:{k}" for k in kinds)):
+        eps = run(["eco-01"], agent, tmp_path, variants=["constraint"], sites_url=sites_url)
+        assert [e.status for e in eps] == ["ok"]
+    summary = grade_runs(tmp_path)
+    grades = {g.agent: g for g in (Grade.model_validate_json(p.read_text()) for p in tmp_path.rglob("grade.json"))}
+    ref = grades["reference"]
+    assert (ref.scores.item_f1, ref.scores.row_f1, ref.scores.poa) == (1.0, 1.0, 1.0)
+    assert all(r.reached for r in ref.gold_states) and ref.state_anchored_rows == 1.0 and ref.label is None
+    assert all(e.met for e in ref.evidence) and ref.drift == []
+    assert ref.citations and all(c.verified and c.state_anchored for c in ref.citations)
+    for kind in kinds:
+        g = grades[f"perturbed:{kind}"]
+        assert g.label == kind, (kind, g.label, g.rationale)
+    dep = grades["perturbed:retrieval_dependency"]
+    assert dep.first_divergence is not None and dep.first_divergence.keys == ["dim.time_window"]
+    assert summary.label_agreement["overall"] == 1.0

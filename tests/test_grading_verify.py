@@ -1,0 +1,110 @@
+"""`rig verify`: citations checked against the text a synthetic episode captured."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rig.grading.parse import ParseFailure
+from rig.grading.verify import verify_episode
+from test_grading_states import BASE, ROUTE_DIMS, ROUTES_B6, answer, reference_steps, step, synthetic_task, write_episode
+
+SEARCH = f"{BASE}/search"
+
+
+def _verify(tmp_path, citations, steps=None, rows=None, task=True, **kw):
+    d = write_episode(tmp_path / "ep", steps or reference_steps(), **kw)
+    path = tmp_path / "answer.json"
+    path.write_text(json.dumps(answer(rows or [["BOS", "30"], ["ORD", "20"]], citations)))
+    return verify_episode(d, path, synthetic_task() if task else None)["citations"]
+
+
+def test_contract_shape_and_a_verified_row(tmp_path):
+    (c,) = _verify(tmp_path, [{"row": 0, "url": SEARCH, "excerpt": "BOS Boston Logan 30"}])
+    assert {"index", "url", "verified", "step", "state", "reason"} <= set(c)
+    assert c["verified"] and c["match"] == "normalised" and c["step"] == 3 and c["steps"] == [3, 4, 5]
+    assert c["state"]["dim.carrier"] == "EV"
+    assert c["state_anchored"] and c["gold_state"] == "carrier_routes" and c["supports_row"]
+
+
+def test_excerpt_not_on_the_cited_page(tmp_path):
+    (c,) = _verify(tmp_path, [{"row": 0, "url": SEARCH, "excerpt": "BOS Boston Logan 31"}])
+    assert not c["verified"] and c["step"] is None and "not in the text captured" in c["reason"]
+
+
+def test_url_never_loaded(tmp_path):
+    (c,) = _verify(tmp_path, [{"url": f"{BASE}/elsewhere", "excerpt": "BOS"}])
+    assert not c["verified"] and c["reason"] == "the URL was not loaded in the episode"
+
+
+def test_fragment_ignored_only_when_no_exact_page(tmp_path):
+    steps = reference_steps()
+    steps[1]["url"] = steps[2]["url"] = f"{SEARCH}#view=carriers"
+    cites = [{"url": f"{SEARCH}#other", "excerpt": "BOS Boston Logan"},       # no such fragment: compared without it
+             {"url": f"{SEARCH}#view=carriers", "excerpt": "BOS Boston Logan"}]  # exact page exists: only it counts
+    a, b = _verify(tmp_path, cites, steps=steps)
+    assert a["verified"] and a["steps"] == [3, 4, 5]
+    assert not b["verified"]
+
+
+def test_relative_url_resolves_against_the_start_url(tmp_path):
+    (c,) = _verify(tmp_path, [{"url": "/syn/search", "excerpt": "ORD Chicago O'Hare 20"}])
+    assert c["verified"] and c["url"] == "/syn/search"
+
+
+def test_empty_excerpt_is_not_verified(tmp_path):
+    (c,) = _verify(tmp_path, [{"row": 1, "url": SEARCH, "excerpt": ""}])
+    assert not c["verified"] and "no excerpt" in c["reason"]
+
+
+def test_row_read_in_the_wrong_state_is_verified_but_not_anchored(tmp_path):
+    steps = reference_steps()[:3] + [step({**ROUTE_DIMS, "dim.carrier": "B6"}, ROUTES_B6)]
+    (c,) = _verify(tmp_path, [{"row": 0, "url": SEARCH, "excerpt": "MIA Miami Intl 40"}], steps=steps, rows=[["MIA", "40"]])
+    assert c["verified"] and c["state_anchored"] is False and c["gold_state"] is None
+    assert "not state-anchored" in c["reason"]
+
+
+def test_whole_answer_citation_anchors_to_any_gold_state(tmp_path):
+    (c,) = _verify(tmp_path, [{"url": SEARCH, "excerpt": "EV ExpressJet 100"}])
+    assert c["verified"] and c["gold_state"] == "top_carrier" and c["state_anchored"] and c["step"] == 1
+
+
+def test_excerpt_that_does_not_hold_the_cited_row(tmp_path):
+    # a verified excerpt from another row: the citation does not support the row it is attached to
+    (c,) = _verify(tmp_path, [{"row": 0, "url": SEARCH, "excerpt": "ORD Chicago O'Hare 20"}])
+    assert c["verified"] and c["supports_row"] is False
+
+
+def test_without_a_task_no_anchoring(tmp_path):
+    (c,) = _verify(tmp_path, [{"row": 0, "url": SEARCH, "excerpt": "BOS"}], task=False, task_id=None)
+    assert c["verified"] and c["state_anchored"] is None and c["gold_state"] is None
+
+
+def test_fetched_but_never_displayed_url_is_searched_in_its_response_body(tmp_path):
+    csv = f"{BASE}/export.csv"
+    html = f"{BASE}/page"
+    cites = [{"url": csv, "excerpt": "SFO,10"}, {"url": html, "excerpt": "SFO San Francisco"}, {"url": csv, "excerpt": "LAX"}]
+    a, b, c = _verify(tmp_path, cites, responses={
+        csv: ("text/csv", "Dest,Flights\nSFO,10\n"),
+        html: ("text/html; charset=utf-8", "<table><tr><td>SFO</td><td>San Francisco</td></tr></table>")})
+    assert a["verified"] and a["step"] is None and "response body" in a["reason"]
+    assert b["verified"] and b["match"] == "normalised"
+    assert not c["verified"] and "never displayed" in c["reason"]
+
+
+def test_markdown_answer_file(tmp_path):
+    d = write_episode(tmp_path / "ep", reference_steps())
+    md = tmp_path / "answer.md"
+    md.write_text(f"| Dest | Flights |\n|---|---|\n| [BOS]({SEARCH}) | 30 |\n")
+    (c,) = verify_episode(d, md, synthetic_task())["citations"]  # the link text is the excerpt
+    assert c["row"] == 0 and c["verified"] and c["state_anchored"]
+
+
+def test_unparsable_answer_raises_parse_failure(tmp_path):
+    d = write_episode(tmp_path / "ep", reference_steps())
+    bad = tmp_path / "answer.txt"
+    bad.write_text("Just prose and no table at all.")
+    with pytest.raises(ParseFailure):
+        verify_episode(d, bad, synthetic_task())
+
