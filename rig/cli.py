@@ -21,7 +21,8 @@ tasks_app = typer.Typer(no_args_is_help=True, help="Task files and the bundled S
 app.add_typer(sites_app, name="sites")
 app.add_typer(tasks_app, name="tasks")
 
-out = Console()
+# When output goes to a file or pipe, do not squeeze tables into 80 columns.
+out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
 
@@ -253,6 +254,35 @@ def grade(
     from rig.grading.summary import markdown
 
     out.print(markdown(summary), highlight=False, soft_wrap=True)
+
+
+@app.command()
+def report(
+    runs_dir: Path = typer.Argument(..., help="a graded runs directory"),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="report folder (default RUNS_DIR/report)"),
+) -> None:
+    """Write the static HTML report of a run (works offline, no external request)."""
+    from rig.report import write_report
+
+    try:
+        index = write_report(runs_dir, out_dir)
+    except RigError as exc:
+        _fail(exc)
+    out.print(f"report: {index}", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def view(
+    runs_dir: Path = typer.Argument(..., help="a graded runs directory"),
+    port: int = typer.Option(8766, "--port", help="port on 127.0.0.1"),
+) -> None:
+    """Serve the report on 127.0.0.1, with audit labels saved to each episode's audit.json."""
+    from rig.report import serve_view
+
+    try:
+        serve_view(runs_dir, port)
+    except RigError as exc:
+        _fail(exc)
 
 
 @sites_app.command("serve")

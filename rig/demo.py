@@ -1,65 +1,46 @@
-"""`rig demo`: the main job on the bundled sites, offline, with no API key."""
+"""`rig demo`: the main job on the bundled sites, offline, with no API key.
+
+Serves the bundled sites; runs the reference agent and the six fault-injected agents on a
+representative subset of SGR-mini (one task per site, constraint prompts; `--all`: every task, both
+prompts); records every episode; grades the run; writes the report.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from loguru import logger
-from playwright.async_api import async_playwright
 from rich.progress import Progress
 
-from rig.agents.reference import gold_mismatch, run_reference
-from rig.browser import launch
-from rig.errors import RigError
+from rig.agents.perturbed import KINDS
+from rig.grading.summary import Summary, grade_runs
+from rig.runner.run import run
 from rig.sites import SitesServer
 from rig.tasks import bundled_tasks
-from rig.tasks.models import Task
+
+#: The representative subset: one task per site, each exercising a different state mechanism.
+SUBSET = ("flights-03", "stats-02", "eco-02")
+AGENTS = ("reference", *(f"perturbed:{k}" for k in KINDS))
 
 
-@dataclass
-class Reproduction:
-    """Whether one task's reference solution reproduced its gold table in the live site."""
-
-    task: Task
-    ok: bool
-    rows: int
-    seconds: float
-    detail: str
-
-
-async def reproduce_all(tasks: list[Task], base_url: str, progress: Progress | None = None) -> list[Reproduction]:
-    """Run every task's reference solution in real Chromium and compare with its gold table."""
-    out: list[Reproduction] = []
-    bar = progress.add_task("reference solutions", total=len(tasks)) if progress else None
-    async with async_playwright() as pw:
-        browser = await launch(pw)
-        try:
-            for task in tasks:
-                t0 = time.monotonic()
-                ctx = await browser.new_context()
-                try:
-                    answer = await run_reference(task, await ctx.new_page(), base_url)
-                    detail = gold_mismatch(task, answer)
-                    out.append(Reproduction(task, detail is None, len(answer.rows), time.monotonic() - t0, detail or ""))
-                except RigError as exc:
-                    out.append(Reproduction(task, False, 0, time.monotonic() - t0, str(exc)))
-                finally:
-                    await ctx.close()
-                logger.debug("{}: {}", task.id, "reproduced" if out[-1].ok else out[-1].detail)
-                if progress is not None:
-                    progress.advance(bar)
-        finally:
-            await browser.close()
-    return out
-
-
-def run_demo(out_dir: Path, progress: Progress | None = None) -> list[Reproduction]:
-    """Serve the bundled sites and reproduce every bundled task's gold answer through them."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = bundled_tasks()
+def run_demo(out_dir: Path, *, all_tasks: bool = False, concurrency: int = 2,
+             progress: Progress | None = None) -> tuple[Summary, Path | None]:
+    """Run, grade and report the demo; return the run summary and the report's index page."""
+    runs_dir = out_dir / "runs"
+    tasks = [t.id for t in bundled_tasks()] if all_tasks else list(SUBSET)
+    variants = ["constraint", "goal"] if all_tasks else ["constraint"]
     with SitesServer() as srv:
         logger.info("bundled sites at {}", srv.url)
-        return asyncio.run(reproduce_all(tasks, srv.url, progress))
+        for agent in AGENTS:
+            run(tasks, agent, runs_dir, variants=variants, concurrency=concurrency, resume=True,
+                sites_url=srv.url, progress=progress)
+    summary = grade_runs(runs_dir)
+    return summary, _report(runs_dir, out_dir / "report")
+
+
+def _report(runs_dir: Path, out: Path) -> Path | None:
+    try:
+        from rig.report.build import write_report
+    except ImportError:  # pragma: no cover - the report ships with the rig
+        return None
+    return write_report(runs_dir, out)

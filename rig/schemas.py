@@ -48,8 +48,10 @@ def _extra_models() -> list[dict[str, dict[str, Any]]]:
     except ImportError:
         pass
     from rig.grading.grade import schemas as grading_schemas
+    from rig.report import Audit
 
     found.append(grading_schemas())
+    found.append({"audit.schema.json": Audit.model_json_schema()})
     try:
         from replay import Manifest
 

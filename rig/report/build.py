@@ -1,0 +1,146 @@
+"""`rig report`: the static HTML report of a runs directory (overview, one page per episode, one page per
+captured step text), self-contained: templates render with autoescape, assets and screenshots are copied in."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from PIL import Image
+
+from rig.grading.labels import CATEGORIES
+from rig.grading.summary import GroupSummary
+from rig.report.audit import NO_FAILURE
+from rig.report.episode_view import answer_table, citations, cited_at, screen_paths, screenshot_file, text_page, timeline
+from rig.report.highlight import find_spans, segments
+from rig.report.load import EpisodeData, RunData, load_episode, load_run
+from rig.report.overview import audit_agreement, figures
+
+ASSETS = Path(__file__).parent / "static"
+THUMB_WIDTH = 240
+#: Every page carries this policy, so injected markup could neither run script nor load anything from elsewhere.
+CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'"
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}"
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(map(str, v)) + "]"
+    return "(unset)" if v is None else str(v)
+
+
+def _trials(group: GroupSummary) -> int:
+    """The k of a group's Pass@k beyond k = 1 (1 when there is none)."""
+    return max((int(key.split("@")[1]) for key in group.passk), default=1)
+
+
+def _env() -> Environment:
+    env = Environment(loader=PackageLoader("rig.report", "templates"), autoescape=select_autoescape(default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(pct=_pct, value=_value, trials=_trials)
+    env.globals.update(CSP=CSP, CATEGORIES=CATEGORIES, NO_FAILURE=NO_FAILURE)
+    return env
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _fresh(target: Path, source: Path) -> bool:
+    return target.exists() and target.stat().st_mtime >= source.stat().st_mtime
+
+
+class Report:
+    """The report of one runs directory written to `out_dir`; pages can be rewritten one by one (`rig view`)."""
+
+    def __init__(self, runs_dir: Path, out_dir: Path) -> None:
+        self.runs_dir, self.out = Path(runs_dir), Path(out_dir)
+        self.env = _env()
+        self.run: RunData = load_run(self.runs_dir)
+
+    def write(self) -> Path:
+        """Write every page, the assets and the screenshots; return index.html's path."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(ASSETS, self.out / "assets", dirs_exist_ok=True)
+        for e in self.run.episodes:
+            self.write_episode(e, texts=True)
+            e.forget()
+        return self.write_index()
+
+    def write_index(self) -> Path:
+        """Write the run overview."""
+        run = self.run
+        path = self.out / "index.html"
+        _write(path, self.env.get_template("index.html").render(
+            root="", run=run, summary=run.summary, figures=figures(run.summary),
+            agreement=audit_agreement(run.episodes), audited=[e for e in run.episodes if e.audit is not None],
+            episodes=run.episodes))
+        return path
+
+    def reload_episode(self, eid: str) -> EpisodeData | None:
+        """Re-read one episode's files (after its audit changed); None for an unknown id."""
+        old = self.run.by_id(eid)
+        if old is None:
+            return None
+        task_key = str(getattr(old.episode, "task_path", None) or old.episode.task_id)
+        new = load_episode(self.runs_dir, old.dir, {task_key: old.task})
+        self.run.episodes[self.run.episodes.index(old)] = new
+        return new
+
+    def write_episode(self, e: EpisodeData, texts: bool = False) -> Path:
+        """Write one episode's page (and, with `texts`, its screenshots and captured-text pages)."""
+        if texts:
+            self._screens(e)
+            self._texts(e)
+        columns, rows = answer_table(e)
+        path = self.out / "episodes" / f"{e.id}.html"
+        _write(path, self.env.get_template("episode.html").render(
+            root="../", e=e, ep=e.episode, g=e.grade, timeline=timeline(e), columns=columns, rows=rows,
+            answer_error=e.answer[1], citations=citations(e), text_page=text_page,
+            gold_states={s.name: s for s in e.task.gold_states} if e.task else {}))
+        return path
+
+    def _texts(self, e: EpisodeData) -> None:
+        marks = cited_at(e)
+        for s in e.steps:
+            raw = e.texts.at(s.step).raw
+            cites = marks.get(s.step, {})
+            spans = {i: find_spans(raw, excerpt) for i, excerpt in cites.items()}
+            _write(self.out / text_page(e.id, s.step), self.env.get_template("text.html").render(
+                root="../../", e=e, step=s, captured=s.step in e.texts.by_step, segments=segments(raw, spans),
+                cites=cites, unmarked=[i for i, sp in spans.items() if not sp]))
+
+    def _screens(self, e: EpisodeData) -> None:
+        for s in e.steps:
+            src = screenshot_file(e, s)
+            if src is None:
+                continue
+            thumb, full = (self.out / p for p in screen_paths(e.id, s))
+            if not _fresh(full, src):
+                full.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, full)
+            if not _fresh(thumb, src):
+                thumb.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    with Image.open(src) as im:
+                        im.draft("RGB", (THUMB_WIDTH, THUMB_WIDTH))
+                        small = im.convert("RGB")
+                        small.thumbnail((THUMB_WIDTH, THUMB_WIDTH * 4))
+                        small.save(thumb, "JPEG", quality=70)
+                except OSError:  # not an image Pillow reads: the thumbnail is the image itself
+                    shutil.copyfile(src, thumb)
+
+
+def write_report(runs_dir: str | Path, out_dir: str | Path | None = None) -> Path:
+    """Write the static report of a runs directory (default `RUNS_DIR/report`); return index.html's path."""
+    runs_dir = Path(runs_dir)
+    return Report(runs_dir, Path(out_dir) if out_dir is not None else runs_dir / "report").write()

@@ -1,0 +1,67 @@
+"""What the run overview shows: per-agent points and bars for the figures, and the audit's agreement."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from rig.grading.summary import GroupSummary, Summary
+from rig.report.audit import Agreement, agreement
+from rig.report.charts import Bar, Point, scatter, stacked_bars
+from rig.report.load import EpisodeData
+
+
+def _weighted(groups: list[GroupSummary], attr: str) -> float | None:
+    vals = [(getattr(g, attr), g.scored) for g in groups if getattr(g, attr) is not None and g.scored]
+    n = sum(w for _, w in vals)
+    return sum(v * w for v, w in vals) / n if n else None
+
+
+def agents(summary: Summary) -> list[str]:
+    """Agents in the summary's order."""
+    return list(dict.fromkeys(g.agent for g in summary.groups))
+
+
+def points(summary: Summary) -> list[Point]:
+    """One point per agent: Item-F1 and Row-F1 over all its scored episodes (variants weighted by scored episodes)."""
+    out: list[Point] = []
+    for a in agents(summary):
+        mine = [g for g in summary.groups if g.agent == a]
+        item, row = _weighted(mine, "item_f1"), _weighted(mine, "row_f1")
+        if item is not None and row is not None:
+            out.append(Point(number=len(out) + 1, agent=a, item_f1=item, row_f1=row))
+    return out
+
+
+def bars(summary: Summary) -> list[Bar]:
+    """Per agent, its automatic failure-category counts over every variant."""
+    out: list[Bar] = []
+    for a in agents(summary):
+        counts: dict[str, int] = {}
+        for g in summary.groups:
+            if g.agent == a:
+                for cat, n in g.failures.items():
+                    counts[cat] = counts.get(cat, 0) + n
+        out.append(Bar(agent=a, counts=counts))
+    return out
+
+
+@dataclass
+class Figures:
+    """The overview's two figures and the scatter's legend."""
+
+    scatter: Markup
+    points: list[Point]
+    bars: Markup
+
+
+def figures(summary: Summary) -> Figures:
+    """Draw the overview's figures."""
+    pts = points(summary)
+    return Figures(scatter=scatter(pts), points=pts, bars=stacked_bars(bars(summary)))
+
+
+def audit_agreement(episodes: list[EpisodeData]) -> Agreement:
+    """Automatic against manual labels over the audited episodes."""
+    return agreement([(e.auto_label, e.audit.label) for e in episodes if e.audit is not None])
