@@ -11,8 +11,13 @@ Logging goes through loguru and is disabled for this package unless `logger.enab
 from loguru import logger
 
 from recorders.adapter import Dimension, PageFact, SiteAdapter, load_adapter
+from recorders.errors import RecorderError
 from recorders.models import Action, Snapshot, StateDiff, Step
-from recorders.options import DEFAULT_REDACT_HEADERS, DEFAULT_REDACT_PARAMS, RecorderOptions
+from recorders.options import (
+    DEFAULT_REDACT_HEADERS,
+    DEFAULT_REDACT_PARAMS,
+    RecorderOptions,
+)
 from recorders.recorder import Recorder
 from recorders.redact import REDACTED, Redactor
 from recorders.trajectory import read_trajectory
@@ -30,6 +35,7 @@ __all__ = [
     "Dimension",
     "PageFact",
     "Recorder",
+    "RecorderError",
     "RecorderOptions",
     "Redactor",
     "SiteAdapter",

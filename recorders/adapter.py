@@ -19,7 +19,8 @@ class Dimension(_Model):
     tag: Literal["scope", "criterion", "view"]
     keys: list[str] = Field(min_length=1, description="raw state keys, e.g. form.origin, url.query.origin")
     join: str | None = Field(
-        default=None, description="join every key's value with this separator (a range); else the first present key wins"
+        default=None,
+        description="join every key's value with this separator (a range); else the first present key wins",
     )
     map: dict[str, str] = Field(default_factory=dict, description="raw value -> semantic value")
 

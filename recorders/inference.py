@@ -26,9 +26,9 @@ def infer_action(events: list[dict[str, Any]], first: bool, redactor: Redactor) 
         t = e["type"]
         if t == "input" and any(x["type"] == "change" and x.get("target") == e.get("target") for x in later):
             continue
-        if t == "click" and (e.get("kind") in _CONTROL_CLICK or e.get("tag") in ("label", "option", "select")):
-            if any(x["type"] in ("change", "input") for x in later):
-                continue
+        control = e.get("kind") in _CONTROL_CLICK or e.get("tag") in ("label", "option", "select")
+        if t == "click" and control and any(x["type"] in ("change", "input") for x in later):
+            continue
         if t == "submit" and i > 0:
             continue
         if t == "input" and kept and kept[-1]["type"] == "input" and kept[-1].get("target") == e.get("target"):

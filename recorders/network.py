@@ -8,6 +8,7 @@ background (`Response.body()` resolves once the browser has it) and archived wit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from http import HTTPStatus
@@ -21,20 +22,35 @@ from recorders.warc import Exchange, WarcArchive
 _UNSETTLING = {"eventsource", "websocket"}  # long-lived by design: never counted as "in flight"
 _DROP_RESPONSE = {"content-encoding", "transfer-encoding", "content-length"}  # the body is stored decoded
 _HEADERS_TIMEOUT_S = 10.0
+_POLL_S = 0.01
 
 
 class NetworkCapture:
     """Handlers for a context's `request`, `response` and `requestfailed` events."""
 
-    def __init__(self, archive: WarcArchive, redactor: Redactor, clock: Callable[[], float], max_body: int, body_timeout_s: float) -> None:
+    def __init__(
+        self,
+        archive: WarcArchive,
+        redactor: Redactor,
+        clock: Callable[[], float],
+        max_body: int,
+        body_timeout_s: float,
+        stale_s: float,
+    ) -> None:
         self._archive, self._redactor, self._clock = archive, redactor, clock
-        self._max_body, self._body_timeout = max_body, body_timeout_s
+        self._max_body, self._body_timeout, self._stale = max_body, body_timeout_s, stale_s
         self._started: dict[Request, tuple[float, str]] = {}
+        self._waiting: dict[Request, float] = {}  # requests that keep the page unsettled -> when they started
         self._tasks: set[asyncio.Task[None]] = set()
-        self.inflight = 0
         self.last_activity = time.monotonic()
         #: The response record id of each frame's current document.
         self.documents: dict[Frame, str] = {}
+
+    @property
+    def inflight(self) -> int:
+        """Requests waiting for their response, except long-lived ones (event streams, or older than `stale_s`)."""
+        now = time.monotonic()
+        return sum(1 for t in self._waiting.values() if now - t < self._stale)
 
     def quiet_for(self) -> float:
         """Seconds with no request waiting for its response (0 while any is)."""
@@ -47,9 +63,9 @@ class NetworkCapture:
         if not request.url.startswith(("http:", "https:")):
             return
         self._started[request] = (self._clock(), self._archive.new_id())
-        if request.resource_type not in _UNSETTLING:
-            self.inflight += 1
         self.last_activity = time.monotonic()
+        if request.resource_type not in _UNSETTLING:
+            self._waiting[request] = self.last_activity
 
     def on_response(self, response: Response) -> None:
         """Response headers arrived: archive the exchange once the body is in."""
@@ -63,20 +79,23 @@ class NetworkCapture:
         started = self._started.pop(request, None)
         if started is None:
             return
-        if request.resource_type not in _UNSETTLING:
-            self.inflight -= 1
+        self._waiting.pop(request, None)
         self.last_activity = time.monotonic()
         if response is not None and request.is_navigation_request():
             rid = self._archive.new_id()
-            try:
+            with contextlib.suppress(PlaywrightError):
                 self.documents[request.frame] = rid
-            except PlaywrightError:
-                pass
         else:
             rid = self._archive.new_id() if response is not None else None
         task = asyncio.get_running_loop().create_task(self._capture(request, response, started, rid))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def wait_idle(self, timeout_s: float) -> None:
+        """Wait (bounded) until no request waits for its response."""
+        deadline = time.monotonic() + timeout_s
+        while self.inflight and time.monotonic() < deadline:
+            await asyncio.sleep(_POLL_S)
 
     async def drain(self, timeout_s: float) -> None:
         """Wait (bounded) for pending bodies; archive what is still missing as truncated."""
@@ -86,21 +105,23 @@ class NetworkCapture:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
 
-    async def _capture(self, request: Request, response: Response | None, started: tuple[float, str], rid: str | None) -> None:
+    async def _capture(
+        self, request: Request, response: Response | None, started: tuple[float, str], rid: str | None
+    ) -> None:
         date, request_id = started
         r = self._redactor
         try:
             jobs = [request.headers_array()] + ([response.headers_array()] if response else [])
             got = await asyncio.wait_for(asyncio.gather(*jobs), _HEADERS_TIMEOUT_S)
             req_headers, resp_headers = got[0], (got[1] if response else [])
-        except (PlaywrightError, asyncio.TimeoutError):
+        except (TimeoutError, PlaywrightError):
             return  # the page or context closed under us: nothing left to archive
         response_date = self._clock()
         body, truncated = b"", None
         if response is not None and not 300 <= response.status < 400:  # redirects have no body to read
             try:
                 body = await asyncio.wait_for(response.body(), self._body_timeout)
-            except (PlaywrightError, asyncio.TimeoutError, asyncio.CancelledError):
+            except (TimeoutError, PlaywrightError, asyncio.CancelledError):
                 truncated = "time"  # never finished (e.g. the page did not read it) or the page went away
         pairs = [(h["name"], h["value"]) for h in req_headers if not h["name"].startswith(":")]
         if not any(k.lower() == "host" for k, _ in pairs):
@@ -117,8 +138,10 @@ class NetworkCapture:
         if response is not None and rid is not None:
             if len(body) > self._max_body:
                 truncated = "length"
-            body = r.response_body(body[: self._max_body])
             headers = [(h["name"], h["value"]) for h in resp_headers]
+            body = r.response_body(
+                body[: self._max_body], next((v for k, v in headers if k.lower() == "content-type"), None)
+            )
             headers = [(k, v) for k, v in headers if k.lower() not in _DROP_RESPONSE and not k.startswith(":")]
             headers.append(("Content-Length", str(len(body))))
             ex.response_id, ex.status = rid, response.status

@@ -7,7 +7,7 @@
   const BINDING = "__sgrRecorderEvent";
   if (window.__sgrRec) return;
   const clock = () => performance.timeOrigin + performance.now();
-  const rec = { lastMutation: clock() };
+  const rec = { lastMutation: clock(), doc: Math.random().toString(36).slice(2) };
   try {
     Object.defineProperty(window, "__sgrRec", { value: rec, enumerable: false });
   } catch (e) {
@@ -24,6 +24,59 @@
       if (p && p.catch) p.catch(() => {});
     } catch (e) {}
   };
+
+  // ---- pending work: short timers, animation frames, fetch (with its body read) and XHR --------------
+  // A page with none of these pending and no mutation while we waited one frame is settled.
+  const SHORT_TIMER_MS = 1000;
+  const requests = new Set(); // pending fetches, body reads and XHRs, by start time
+  const timers = new Set(), frames = new Set();
+  rec.pending = (staleMs) => {
+    const since = clock() - (staleMs || 3000); // older requests are long-lived (long polls, streams): ignored
+    let n = timers.size + frames.size;
+    for (const r of requests) if (r.start > since) n++;
+    return n;
+  };
+  const W = window, origSetTimeout = W.setTimeout, origClearTimeout = W.clearTimeout;
+  const origRaf = W.requestAnimationFrame, origCancelRaf = W.cancelAnimationFrame;
+  W.setTimeout = function (fn, ms, ...args) {
+    if (typeof fn !== "function" || Number(ms) > SHORT_TIMER_MS) return origSetTimeout.call(W, fn, ms, ...args);
+    const id = origSetTimeout.call(W, function () { timers.delete(id); return fn.apply(this, arguments); }, ms, ...args);
+    timers.add(id);
+    return id;
+  };
+  W.clearTimeout = function (id) { timers.delete(id); return origClearTimeout.call(W, id); };
+  W.requestAnimationFrame = function (fn) {
+    const id = origRaf.call(W, function () { frames.delete(id); return fn.apply(this, arguments); });
+    frames.add(id);
+    return id;
+  };
+  W.cancelAnimationFrame = function (id) { frames.delete(id); return origCancelRaf.call(W, id); };
+  const track = (p) => {
+    const r = { start: clock() };
+    requests.add(r);
+    const end = () => requests.delete(r);
+    p.then(end, end);
+    return p;
+  };
+  if (W.fetch) {
+    const origFetch = W.fetch;
+    W.fetch = function () { return track(origFetch.apply(this, arguments)); };
+  }
+  if (W.Response) {
+    for (const m of ["json", "text", "blob", "arrayBuffer", "formData"]) {
+      const orig = Response.prototype[m];
+      if (orig) Response.prototype[m] = function () { return track(orig.apply(this, arguments)); };
+    }
+  }
+  if (W.XMLHttpRequest) {
+    const origSend = XMLHttpRequest.prototype.send;
+    XMLHttpRequest.prototype.send = function () {
+      const r = { start: clock() };
+      requests.add(r);
+      this.addEventListener("loadend", () => origSetTimeout.call(W, () => requests.delete(r), 0), { once: true });
+      return origSend.apply(this, arguments);
+    };
+  }
 
   // ---- DOM quiet -------------------------------------------------------------------------------
   const mo = new MutationObserver(() => { rec.lastMutation = clock(); });
@@ -175,11 +228,21 @@
   const SKIP_INPUT = /^(submit|button|reset|image|file)$/;
   const visible = (el) => (el.checkVisibility ? el.checkVisibility() : true);
 
-  const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+  const tick = () => new Promise((resolve) => origSetTimeout.call(W, resolve, 0));
+  const frame = () => new Promise((resolve) => {
+    if (document.hidden) return resolve();
+    origRaf.call(W, () => resolve());
+    origSetTimeout.call(W, resolve, 100); // no frames in a background page
+  });
+
+  // Called right before a screenshot is requested: collect() then says whether the screenshot shows its state.
+  rec.mark = () => { rec.marked = clock(); return rec.doc; };
 
   rec.collect = async (opts) => {
+    const t0 = clock();
     await tick(); // let tasks the last action queued run first (a form submission starts its navigation)
-    if (rec.unloading && clock() - rec.unloading < 2000) return { url: location.href, quiet: 0, partial: true, navigating: true };
+    if (opts.frame) await frame(); // and let the page render once
+    if (rec.unloading && clock() - rec.unloading < 2000) return { url: location.href, quiet: 0, busy: true, partial: true, navigating: true };
     const roots = [], specials = new Set();
     const visit = (root) => {
       roots.push(root);
@@ -194,15 +257,17 @@
     };
     visit(document);
 
-    let last = rec.lastMutation, loading = document.readyState === "loading";
+    let last = rec.lastMutation, loading = document.readyState === "loading", work = rec.pending(opts.staleMs);
     for (const root of roots) {
       if (root.nodeType !== 9 || root === document) continue;
       const r = root.defaultView && root.defaultView.__sgrRec;
       if (r && r.lastMutation > last) last = r.lastMutation;
+      if (r) work += r.pending(opts.staleMs);
       if (root.readyState === "loading") loading = true;
     }
     const quiet = loading ? 0 : clock() - last;
-    if (opts.minQuiet && quiet < opts.minQuiet) return { url: location.href, quiet, partial: true };
+    const busy = loading || work > 0 || last > t0;
+    if (busy && opts.minQuiet && quiet < opts.minQuiet) return { url: location.href, quiet, busy, partial: true };
 
     const controls = [], aria = [];
     for (const root of roots) {
@@ -237,19 +302,60 @@
       facts[name] = el ? (f.attribute ? el.getAttribute(f.attribute) : squash(el.innerText || el.textContent, 400)) : null;
     }
 
-    const out = { url: location.href, quiet, controls, aria, facts };
+    const out = { url: location.href, quiet, busy, controls, aria, facts, doc: rec.doc };
+    out.unchangedSinceMark = rec.marked !== undefined && last <= rec.marked;
     if (opts.text) out.text = textOf(document, specials);
-    if (opts.html) {
-      const parts = [];
-      for (const root of roots) {
-        if (root.nodeType !== 9) continue;
-        const shadow = roots.filter((r) => r.nodeType === 11 && r.host.ownerDocument === root);
-        const de = root.documentElement;
-        parts.push(de.getHTML ? de.getHTML({ shadowRoots: shadow }) : de.outerHTML);
-      }
-      out.html = parts.join("\n<!-- frame -->\n");
-    }
+    if (opts.html) out.html = serialize(document, new Set((opts.secretNames || []).map((n) => n.toLowerCase())));
     return out;
+  };
+
+  // The live DOM as HTML: current values, checked and selected states (password and secret-named fields
+  // left empty), open shadow roots as declarative <template shadowrootmode="open">, same-origin iframes
+  // inlined as srcdoc. Re-parsing it shows the page as it was.
+  const VOID = /^(area|base|br|col|embed|hr|img|input|link|meta|source|track|wbr)$/;
+  const RAW = /^(script|style|xmp|iframe|noembed|noframes|plaintext|noscript)$/;
+  const escText = (v) => v.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/\u00a0/g, "&nbsp;");
+  const escAttr = (v) => v.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/\u00a0/g, "&nbsp;");
+  const serialize = (doc, secretNames) => {
+    const out = [];
+    const attr = (name, value) => out.push(" ", name, '="', escAttr(value), '"');
+    const node = (n, rawText) => {
+      if (n.nodeType === 3) { out.push(rawText ? n.nodeValue : escText(n.nodeValue)); return; }
+      if (n.nodeType === 8) { out.push("<!--", n.nodeValue, "-->"); return; }
+      if (n.nodeType === 10) { out.push("<!DOCTYPE ", n.name, ">"); return; }
+      if (n.nodeType === 9 || n.nodeType === 11) { for (const c of n.childNodes) node(c, false); return; }
+      if (n.nodeType !== 1) return;
+      const tag = n.localName;
+      const type = tag === "input" ? (n.type || "text").toLowerCase() : "";
+      const secret = type === "password" || secretNames.has((n.getAttribute("name") || "").toLowerCase());
+      const check = type === "checkbox" || type === "radio";
+      const liveAttr = tag === "input" ? /^(value|checked)$/ : tag === "option" ? /^selected$/ : null;
+      let frameDoc = null;
+      if (tag === "iframe" || tag === "frame") { try { frameDoc = n.contentDocument; } catch (e) {} }
+      out.push("<", tag);
+      for (const a of n.attributes) {
+        if (liveAttr && liveAttr.test(a.name)) continue;
+        if (frameDoc && a.name === "srcdoc") continue;
+        attr(a.name, a.value);
+      }
+      if (tag === "input" && !secret && n.value !== "") attr("value", n.value);
+      if (check && n.checked) attr("checked", "");
+      if (tag === "option" && n.selected) attr("selected", "");
+      if (frameDoc && frameDoc.documentElement) attr("srcdoc", serialize(frameDoc, secretNames));
+      out.push(">");
+      if (VOID.test(tag)) return;
+      if (n.shadowRoot) {
+        out.push('<template shadowrootmode="open">');
+        node(n.shadowRoot, false);
+        out.push("</template>");
+      }
+      if (tag === "textarea") out.push(secret ? "" : escText(n.value));
+      else if (tag === "template") node(n.content, false);
+      else if (!frameDoc) for (const c of n.childNodes) node(c, RAW.test(tag));
+      out.push("</", tag, ">");
+    };
+    node(doc, false);
+    return out.join("");
   };
 
   // Visible text like innerText, but descending into open shadow roots (with slots) and same-origin iframes.

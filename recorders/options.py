@@ -30,15 +30,25 @@ class RecorderOptions(BaseModel):
     network_quiet_ms: int = Field(default=50, ge=0, description="no request in flight for this long")
     dom_quiet_ms: int = Field(default=50, ge=0, description="no DOM mutation for this long")
     max_settle_ms: int = Field(default=5000, ge=0, description="give up waiting for quiet after this long")
+    long_request_ms: int = Field(
+        default=3000,
+        ge=0,
+        description="a request pending longer than this (a long poll, a stream) no longer delays settling",
+    )
     observe_idle_ms: int = Field(
         default=300, ge=0, description="an observed (unreported) burst of events ends after this long without events"
     )
     redact_params: list[str] = Field(default_factory=lambda: list(DEFAULT_REDACT_PARAMS))
     redact_headers: list[str] = Field(default_factory=lambda: list(DEFAULT_REDACT_HEADERS))
     record_text: bool = Field(default=True, description="store each step's visible text in the WARC")
-    dom_snapshot: bool = Field(default=True, description="store each step's CDP DOM snapshot in the WARC")
+    dom_snapshot: bool = Field(
+        default=True,
+        description="store each step's live DOM (HTML with current form values, shadow roots, frames) in the WARC",
+    )
     body_timeout_ms: int = Field(
-        default=10000, ge=0, description="wait this long for a response body (a page may never read one); then archive it as truncated"
+        default=10000,
+        ge=0,
+        description="wait this long for a response body (a page may never read one); then archive it as truncated",
     )
     max_body_bytes: int = Field(default=20_000_000, ge=0, description="truncate archived bodies beyond this")
     fsync: bool = Field(default=True, description="fsync trajectory.jsonl after every step")

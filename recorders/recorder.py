@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,34 +22,27 @@ from loguru import logger
 from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
-from recorders import observer, screens, snapshot, state
+from recorders import observer
 from recorders.adapter import SiteAdapter
+from recorders.errors import RecorderError
 from recorders.inference import infer_action
-from recorders.models import Action, Snapshot, Step
+from recorders.models import Action, Step
 from recorders.network import NetworkCapture
 from recorders.options import RecorderOptions
 from recorders.redact import REDACTED, Redactor
+from recorders.steps import StepWriter, Tab
 from recorders.trajectory import TrajectoryWriter
-from recorders.warc import Capture, WarcArchive, new_record_id
+from recorders.warc import WarcArchive, new_record_id
 
 SOFTWARE = "sgr-rig recorders 0.1 (warcio)"
 _CLOSE_TIMEOUT_S = 10.0
+_ATTACHED: weakref.WeakSet[BrowserContext] = weakref.WeakSet()
 _CLOSE_DRAIN_S = 2.0  # at close, bodies still missing after this are archived as truncated
 
 
 @dataclass
-class _Tab:
-    page: Page
-    index: int
-    cdp: asyncio.Task[CDPSession | None] | None = None
-    steps: int = 0
-    shot_hash: str | None = None
-    shot_path: str | None = None
-
-
-@dataclass
 class _Event:
-    tab: _Tab
+    tab: Tab
     data: dict[str, Any] = field(default_factory=dict)
 
 
@@ -66,31 +61,34 @@ class Recorder:
         clock: Callable[[], float],
         ids: Callable[[], str],
     ) -> None:
-        self.context, self.out_dir, self.options, self.adapters = context, out_dir, options, adapters
-        self._clock = clock
-        self._t0 = clock()
+        self.context, self.out_dir, self.options = context, out_dir, options
         self.redactor = Redactor(options.redact_params, options.redact_headers)
         out_dir.mkdir(parents=True, exist_ok=True)
         if options.screenshots != "off":
             (out_dir / "screens").mkdir(exist_ok=True)
         self.archive = WarcArchive(out_dir / "evidence.warc.gz", clock, ids, SOFTWARE)
         self._trajectory = TrajectoryWriter(out_dir / "trajectory.jsonl", options.fsync)
-        self._net = NetworkCapture(self.archive, self.redactor, clock, options.max_body_bytes, options.body_timeout_ms / 1000)
-        self._tabs: dict[Page, _Tab] = {}
-        self._active: _Tab | None = None
+        self._net = NetworkCapture(
+            self.archive,
+            self.redactor,
+            clock,
+            options.max_body_bytes,
+            options.body_timeout_ms / 1000,
+            stale_s=options.long_request_ms / 1000,
+        )
+        self._writer = StepWriter(
+            out_dir, options, adapters, self.redactor, self.archive, self._net, self._trajectory, clock
+        )
+        self._tabs: dict[Page, Tab] = {}
+        self._active: Tab | None = None
         self._events: list[_Event] = []
         self._last_event = 0.0
         self._agent = 0
         self._lock = asyncio.Lock()
         self._flush = asyncio.Event()
         self._observed: asyncio.Task[None] | None = None
-        self._prev_state: dict[str, Any] | None = None
         self._closed = False
         self._handlers: list[tuple[str, Callable[..., Any]]] = []
-        #: The last step written (None before the first).
-        self.last_step: Step | None = None
-        #: How many steps were written.
-        self.steps = 0
 
     @classmethod
     async def attach(
@@ -106,8 +104,23 @@ class Recorder:
 
         `clock` (Unix seconds) and `ids` (WARC record ids) are injectable for deterministic output.
         """
-        rec = cls(context, Path(out_dir), options or RecorderOptions(), list(adapters), clock or time.time, ids or new_record_id)
-        await rec._start()
+        if context in _ATTACHED:  # its binding stays registered for the context's lifetime
+            raise RecorderError("a Recorder was already attached to this context: record each episode in a new context")
+        _ATTACHED.add(context)
+        rec = cls(
+            context,
+            Path(out_dir),
+            options or RecorderOptions(),
+            list(adapters),
+            clock or time.time,
+            ids or new_record_id,
+        )
+        try:
+            await rec._start()
+        except BaseException:
+            await rec.archive.close()
+            rec._trajectory.close()
+            raise
         return rec
 
     async def __aenter__(self) -> Recorder:
@@ -115,6 +128,16 @@ class Recorder:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    @property
+    def steps(self) -> int:
+        """How many steps were written."""
+        return self._writer.count
+
+    @property
+    def last_step(self) -> Step | None:
+        """The last step written (None before the first)."""
+        return self._writer.last_step
 
     @property
     def trajectory_path(self) -> Path:
@@ -129,8 +152,10 @@ class Recorder:
     # ---- wiring -------------------------------------------------------------------------------------
 
     async def _start(self) -> None:
-        await self.context.expose_binding(observer.BINDING, self._on_binding)
-        await self.context.add_init_script(script=observer.observer_script())
+        await asyncio.gather(
+            self.context.expose_binding(observer.BINDING, self._on_binding),
+            self.context.add_init_script(script=observer.observer_script()),
+        )
         for name, handler in (
             ("page", self._add_page),
             ("request", self._net.on_request),
@@ -145,7 +170,7 @@ class Recorder:
                 await observer.install(frame)
 
     def _add_page(self, page: Page) -> None:
-        tab = _Tab(page, index=len(self._tabs))
+        tab = Tab(page, index=len(self._tabs))
         self._tabs[page] = tab
         tab.cdp = asyncio.get_running_loop().create_task(self._cdp(page))
         page.on("framenavigated", lambda frame: self._on_navigated(tab, frame))
@@ -158,13 +183,13 @@ class Recorder:
         try:
             return await self.context.new_cdp_session(page)
         except PlaywrightError:
-            return None  # not Chromium, or the page closed: screenshots fall back to Playwright, no DOM snapshot
+            return None  # not Chromium, or the page closed: screenshots fall back to Playwright's
 
-    def _on_close(self, tab: _Tab) -> None:
+    def _on_close(self, tab: Tab) -> None:
         if self._active is tab:
             self._active = next((t for t in reversed(self._tabs.values()) if not t.page.is_closed()), None)
 
-    def _on_navigated(self, tab: _Tab, frame: Frame) -> None:
+    def _on_navigated(self, tab: Tab, frame: Frame) -> None:
         if frame == tab.page.main_frame and frame.url not in ("", "about:blank"):
             self._on_event(tab, {"type": "navigate", "value": frame.url})
 
@@ -176,17 +201,17 @@ class Recorder:
         if data.get("password"):
             self.redactor.learn_param(str(data.get("key") or ""))
             if isinstance(secret, str):
-                self.redactor.learn_secret(secret)
+                self.redactor.learn_secret(secret, f"{id(tab)}:{data.get('target')}")
         self._on_event(tab, data)
 
-    def _on_event(self, tab: _Tab, data: dict[str, Any]) -> None:
+    def _on_event(self, tab: Tab, data: dict[str, Any]) -> None:
         if self._closed:
             return
         self._events.append(_Event(tab, data))
         self._last_event = time.monotonic()
         self._active = tab
-        if not self._agent and (self._observed is None or self._observed.done()):
-            self._observed = asyncio.get_running_loop().create_task(self._observe())
+        if not self._agent:
+            self._on_event_pending()
 
     # ---- the public step triggers -----------------------------------------------------------------
 
@@ -199,18 +224,23 @@ class Recorder:
         await self._flush_observed()
         self._agent += 1
         start = len(self._events)
-        failed = False
+        failed = cancelled = False
         try:
             yield
-        except BaseException:
+        except Exception:
             failed = True
+            raise
+        except BaseException:  # cancelled: leave at once, write nothing
+            cancelled = True
             raise
         finally:
             try:
-                tab = self._tab_for(info.get("page"), self._events[start:])
-                act = self._agent_action(info, self._events[start:])
-                async with self._lock:
-                    await self._write(tab, act)
+                if not cancelled:
+                    tab = self._tab_for(info.get("page"), self._events[start:])
+                    async with self._lock:
+                        await self._writer.write(
+                            tab, self._take_events(None), lambda events: self._agent_action(info, events)
+                        )
             except Exception as exc:
                 if not failed:
                     raise
@@ -224,7 +254,8 @@ class Recorder:
         """Force a step now (pending observed events are written first); its action is `checkpoint`."""
         await self._flush_observed()
         async with self._lock:
-            return await self._write(self._tab_for(None, []), Action(type="checkpoint", value=reason, source="agent"))
+            action = Action(type="checkpoint", value=reason, source="agent")
+            return await self._writer.write(self._tab_for(None, []), self._take_events(None), lambda _: action)
 
     async def close(self) -> None:
         """Write a step for pending observed events, archive pending responses, and close every file."""
@@ -248,6 +279,7 @@ class Recorder:
     # ---- steps ----------------------------------------------------------------------------------------
 
     def _on_event_pending(self) -> None:
+        """Make sure an observed-step task runs for the pending events."""
         if self._observed is None or self._observed.done():
             self._observed = asyncio.get_running_loop().create_task(self._observe())
 
@@ -267,7 +299,8 @@ class Recorder:
             async with self._lock:
                 if self._events and not self._agent:
                     try:
-                        await self._write(tab, None)
+                        infer = partial(infer_action, first=tab.steps == 0, redactor=self.redactor)
+                        await self._writer.write(tab, self._take_events(tab), infer)
                     except Exception as exc:  # the page went away mid-capture
                         logger.debug("recorders: observed step skipped: {}", type(exc).__name__)
                         self._events.clear()
@@ -282,19 +315,20 @@ class Recorder:
         finally:
             self._flush.clear()
 
-    def _tab_for(self, page: Any, events: list[_Event]) -> _Tab:
+    def _tab_for(self, page: Any, events: list[_Event]) -> Tab:
         if isinstance(page, Page) and page in self._tabs:
             return self._tabs[page]
         if events:
             return events[-1].tab
         tab = self._active or next(iter(self._tabs.values()), None)
         if tab is None:
-            raise RuntimeError("the recorded context has no page")
+            raise RecorderError("the recorded context has no page: open one before recording a step")
         return tab
 
-    def _agent_action(self, info: dict[str, Any], events: list[_Event]) -> Action:
+    def _agent_action(self, info: dict[str, Any], events: list[dict[str, Any]]) -> Action:
+        """The reported action, redacted: a fill of a password field (the page said so) keeps no value."""
         value = info.get("value")
-        password = any(e.data.get("password") for e in events)
+        password = any(e.get("password") for e in events)
         if info.get("type") == "fill" and password:
             value = REDACTED
         elif isinstance(value, str):
@@ -306,102 +340,13 @@ class Recorder:
             target = self.redactor.url(target)
         return Action(type=str(info.get("type") or "action"), target=target, value=value, source="agent")
 
-    async def _settle(self, tab: _Tab, facts: dict[str, dict[str, Any]]) -> tuple[dict[str, Any] | None, bool]:
-        """Wait until no request is in flight and the DOM is quiet (bounded); return the page's raw state."""
-        o = self.options
-        deadline = time.monotonic() + o.max_settle_ms / 1000
-        while True:
-            now = time.monotonic()
-            late = now >= deadline
-            net = self._net.quiet_for()
-            if net >= o.network_quiet_ms / 1000 or late:
-                raw = await observer.collect(tab.page, facts, 0 if late else o.dom_quiet_ms)
-                if raw is not None and not raw.get("partial"):
-                    return raw, not late
-                if late:
-                    return (None, False) if raw is None else (await observer.collect(tab.page, facts), False)
-                wait = 0.02 if raw is None else (o.dom_quiet_ms - raw["quiet"]) / 1000
-            else:
-                wait = o.network_quiet_ms / 1000 - net
-            if tab.page.is_closed():
-                return None, False
-            await asyncio.sleep(max(0.005, min(wait, deadline - now)))
+    def _take_events(self, tab: Tab | None) -> Callable[[], list[dict[str, Any]]]:
+        """A callable taking the pending events (of one tab, or all) out of the queue."""
 
-    async def _write(self, tab: _Tab, action: Action | None) -> Step | None:
-        """Settle, capture and append one step (the caller holds the lock)."""
-        adapter = state.pick_adapter(self.adapters, tab.page.url)
-        facts = {k: f.model_dump(include={"selector", "attribute"}) for k, f in adapter.page.items()} if adapter else {}
-        raw, settled = await self._settle(tab, facts)
-        events = [e for e in self._events if e.tab is tab] if action is None else self._events
-        taken = {id(e) for e in events}
-        self._events = [e for e in self._events if id(e) not in taken]
-        if raw is None:
-            return None
-        url = self.redactor.url(raw["url"])
-        adapter = state.pick_adapter(self.adapters, url)
-        if action is None:
-            action = infer_action([e.data for e in events], first=tab.steps == 0, redactor=self.redactor)
-        cur = self.redactor.state(state.build_state(raw, url, adapter))
-        text = self.redactor.text(state.normalize_text(raw.get("text") or ""))
-        n = self.steps
-        dom_hash = state.dom_hash(raw.get("html") or "", raw)
-        shot, dom = await self._evidence(tab, n, dom_hash)
-        snap = self._archive_step(tab, n, url, text, dom)
-        step = Step(
-            step=n,
-            t=round(self._clock() - self._t0, 3),
-            url=url,
-            action=action,
-            state=cur,
-            state_diff=state.diff(self._prev_state, cur),
-            dom_hash=dom_hash,
-            text_hash=state.text_hash(text),
-            screenshot=shot,
-            snapshot=snap,
-            tab=tab.index,
-            settled=settled,
-        )
-        self._trajectory.write(step)
-        self._prev_state, self.last_step = cur, step
-        self.steps += 1
-        tab.steps += 1
-        logger.debug("recorders: step {} {} ({}) {}", n, action.type, action.source, url)
-        return step
+        def take() -> list[dict[str, Any]]:
+            taken = [e for e in self._events if tab is None or e.tab is tab]
+            ids = {id(e) for e in taken}
+            self._events = [e for e in self._events if id(e) not in ids]
+            return [e.data for e in taken]
 
-    async def _evidence(self, tab: _Tab, n: int, dom_hash: str) -> tuple[str | None, dict[str, Any] | None]:
-        """The step's screenshot (path) and DOM snapshot, captured concurrently."""
-        o = self.options
-        cdp = await tab.cdp if tab.cdp is not None else None
-        want_shot = o.screenshots == "every" or (o.screenshots == "on_change" and dom_hash != tab.shot_hash)
-        jobs: list[Any] = []
-        if want_shot:
-            jobs.append(screens.capture_jpeg(tab.page, cdp, o.jpeg_quality, o.screenshot_scale))
-        if o.dom_snapshot and cdp is not None:
-            jobs.append(snapshot.capture_dom(cdp))
-        results = await asyncio.gather(*jobs, return_exceptions=True)
-        shot = tab.shot_path if o.screenshots == "on_change" else None
-        if want_shot:
-            jpeg = results.pop(0)
-            if isinstance(jpeg, bytes):
-                shot = screens.save(self.out_dir, n, jpeg)
-                tab.shot_hash, tab.shot_path = dom_hash, shot
-        dom = results.pop(0) if results else None
-        return shot, dom if isinstance(dom, dict) else None
-
-    def _archive_step(self, tab: _Tab, n: int, url: str, text: str, dom: dict[str, Any] | None) -> Snapshot | None:
-        """Queue the step's text and DOM snapshot records; return their ids."""
-        if not self.options.record_text and dom is None:
-            return None
-        refers = self._net.documents.get(tab.page.main_frame)
-        snap = Snapshot()
-        now = self._clock()
-        if self.options.record_text:
-            snap.warc_record_id = self.archive.new_id()
-            self.archive.put(Capture(snap.warc_record_id, "text", url, n, now, "text/plain; charset=utf-8", text.encode("utf-8"), refers_to=refers))
-        if dom is not None:
-            snap.dom_record_id = self.archive.new_id()
-            redactor = self.redactor
-            self.archive.put(
-                Capture(snap.dom_record_id, "dom", url, n, now, "application/json", lambda: snapshot.redact_dom(dom, redactor), refers_to=refers, concurrent_to=snap.warc_record_id)
-            )
-        return snap
+        return take

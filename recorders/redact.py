@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import Any
@@ -11,6 +12,7 @@ from urllib.parse import quote, quote_plus
 REDACTED = "[redacted]"
 _REDACTED_URL = quote(REDACTED, safe="")
 _MIN_SECRET = 4  # shorter typed values are not scrubbed as literals (they would hit ordinary text)
+_TEXTUAL = re.compile(r"(?i)text/|json|javascript|xml")
 _PARAM_KEYS = ("form.", "url.query.", "url.fragment.")
 _MULTIPART_FIELD = re.compile(r'(name="([^"]*)"[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n)(.*?)(\r?\n--)', re.S)
 
@@ -21,12 +23,19 @@ class Redactor:
     def __init__(self, params: list[str], headers: list[str]) -> None:
         self._params = {p.lower() for p in params}
         self._headers = {h.lower() for h in headers}
-        self._secrets: set[str] = set()
+        self._typing: dict[str, str] = {}
+        self._committed: set[str] = set()
+        self._secrets: tuple[str, ...] = ()  # replaced, never mutated: the WARC thread reads it
         self._param_re = self._compile()
 
     def _compile(self) -> re.Pattern[str]:
         names = "|".join(sorted((re.escape(p) for p in self._params), key=len, reverse=True))
-        return re.compile(rf"(?i)((?:^|[?&#;])(?:{names})=)([^&#;]*)")
+        return re.compile(rf"(?i)((?:^|[?&#;])(?:{names})=)([^&#;\s\"'<>]*)")
+
+    @property
+    def params(self) -> list[str]:
+        """The parameter names whose values are redacted (configured and learned)."""
+        return sorted(self._params)
 
     def secret_param(self, name: str) -> bool:
         """Whether values of a parameter (or form field) with this name are redacted."""
@@ -38,10 +47,21 @@ class Redactor:
             self._params.add(name.lower())
             self._param_re = self._compile()
 
-    def learn_secret(self, value: str) -> None:
-        """Scrub this literal (a typed password) from everything written from now on."""
-        if len(value) >= _MIN_SECRET:
-            self._secrets.add(value)
+    def learn_secret(self, value: str, field: str = "") -> None:
+        """Scrub this literal (a typed password) from everything written from now on.
+
+        Values of the same `field` replace each other until `commit()` (typing reports every prefix).
+        """
+        self._typing[field] = value
+        self._refresh()
+
+    def commit(self) -> None:
+        """Keep the fields' current values as secrets for good (called once a step is written)."""
+        self._committed |= {v for v in self._typing.values() if len(v) >= _MIN_SECRET}
+        self._refresh()
+
+    def _refresh(self) -> None:
+        self._secrets = tuple(self._committed | {v for v in self._typing.values() if len(v) >= _MIN_SECRET})
 
     def text(self, text: str, replacement: str = REDACTED) -> str:
         """Scrub learned secrets (raw or percent-encoded) from text."""
@@ -81,9 +101,14 @@ class Redactor:
             text = self._multipart(text)
         return self.text(text).encode("utf-8")
 
-    def response_body(self, body: bytes) -> bytes:
-        """A response body with learned secrets scrubbed (pages may echo typed values)."""
-        return self._scrub_bytes(body) if self._secrets else body
+    def response_body(self, body: bytes, content_type: str | None) -> bytes:
+        """A response body with learned secrets scrubbed and, in text bodies, secret URL parameters redacted."""
+        if self._secrets:
+            body = self._scrub_bytes(body)
+        if _TEXTUAL.search(content_type or "") and b"=" in body:
+            with contextlib.suppress(UnicodeDecodeError):
+                body = self.url(body.decode("utf-8")).encode("utf-8")
+        return body
 
     def state(self, state: dict[str, Any]) -> dict[str, Any]:
         """State values of secret form fields and URL parameters redacted."""
@@ -117,4 +142,3 @@ class Redactor:
             for form in {s, quote(s, safe=""), quote_plus(s)}:
                 data = data.replace(form.encode("utf-8"), REDACTED.encode("utf-8"))
         return data
-

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -136,11 +135,9 @@ def diff(prev: dict[str, Any] | None, cur: dict[str, Any]) -> StateDiff:
     )
 
 
-def dom_hash(html: str, raw: dict[str, Any]) -> str:
-    """SHA-256 of the live DOM: serialised HTML (with open shadow roots and same-origin frames) plus live values."""
-    h = hashlib.sha256(html.encode("utf-8", "surrogatepass"))
-    h.update(json.dumps([raw.get("controls"), raw.get("aria")], sort_keys=True).encode("utf-8"))
-    return h.hexdigest()
+def dom_hash(html: str) -> str:
+    """SHA-256 of the live DOM serialised with its current form values, open shadow roots and same-origin frames."""
+    return hashlib.sha256(html.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def text_hash(text: str) -> str:

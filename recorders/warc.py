@@ -16,7 +16,7 @@ import uuid
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from io import BytesIO
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -39,7 +39,7 @@ def new_record_id() -> str:
 
 def warc_date(ts: float) -> str:
     """A WARC 1.1 date (UTC, microseconds) for a Unix timestamp."""
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass
@@ -107,7 +107,11 @@ class WarcArchive:
         os.close(self._fd)
 
     def _write_info(self, software: str) -> None:
-        info = {"software": software, "format": "WARC File Format 1.1", "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"}
+        info = {
+            "software": software,
+            "format": "WARC File Format 1.1",
+            "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+        }
         rec = self._writer.create_warcinfo_record(self.path.name, info)
         rec.rec_headers.replace_header("WARC-Record-ID", self._ids())
         rec.rec_headers.replace_header("WARC-Date", warc_date(self._clock()))
@@ -124,22 +128,45 @@ class WarcArchive:
     def _records(self, item: Exchange | Capture) -> list:  # type: ignore[type-arg]
         w = self._writer
         if isinstance(item, Capture):
-            headers = {"WARC-Record-ID": item.record_id, "WARC-Date": warc_date(item.date), STEP_HEADER: str(item.step), CAPTURE_HEADER: item.kind}
+            headers = {
+                "WARC-Record-ID": item.record_id,
+                "WARC-Date": warc_date(item.date),
+                STEP_HEADER: str(item.step),
+                CAPTURE_HEADER: item.kind,
+            }
             if item.refers_to:
                 headers["WARC-Refers-To"] = item.refers_to
             if item.concurrent_to:
                 headers["WARC-Concurrent-To"] = item.concurrent_to
             data = item.data() if callable(item.data) else item.data
-            rec = w.create_warc_record(item.url, "conversion", payload=BytesIO(data), length=len(data), warc_content_type=item.content_type, warc_headers_dict=headers)
+            rec = w.create_warc_record(
+                item.url,
+                "conversion",
+                payload=BytesIO(data),
+                length=len(data),
+                warc_content_type=item.content_type,
+                warc_headers_dict=headers,
+            )
             return [rec]
         out = []
         if item.response_id is not None:
-            status = StatusAndHeaders(f"{item.status} {item.reason}".strip(), item.response_headers, protocol="HTTP/1.1")
+            status = StatusAndHeaders(
+                f"{item.status} {item.reason}".strip(), item.response_headers, protocol="HTTP/1.1"
+            )
             headers = {"WARC-Record-ID": item.response_id, "WARC-Date": warc_date(item.response_date)}
             if item.truncated:
                 headers["WARC-Truncated"] = item.truncated
             body = item.response_body
-            out.append(w.create_warc_record(item.url, "response", payload=BytesIO(body), length=len(body), http_headers=status, warc_headers_dict=headers))
+            out.append(
+                w.create_warc_record(
+                    item.url,
+                    "response",
+                    payload=BytesIO(body),
+                    length=len(body),
+                    http_headers=status,
+                    warc_headers_dict=headers,
+                )
+            )
         parts = urlsplit(item.url)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         req = StatusAndHeaders(f"{item.method} {target} HTTP/1.1", item.request_headers, is_http_request=True)
@@ -147,7 +174,16 @@ class WarcArchive:
         if item.response_id is not None:
             headers["WARC-Concurrent-To"] = item.response_id
         body = item.request_body
-        out.append(w.create_warc_record(item.url, "request", payload=BytesIO(body), length=len(body), http_headers=req, warc_headers_dict=headers))
+        out.append(
+            w.create_warc_record(
+                item.url,
+                "request",
+                payload=BytesIO(body),
+                length=len(body),
+                http_headers=req,
+                warc_headers_dict=headers,
+            )
+        )
         return out
 
     def _emit(self, records: list) -> None:  # type: ignore[type-arg]

@@ -1,0 +1,321 @@
+"""The recorder's evidence: the WARC (warcio check/index), redaction of secrets everywhere, SIGKILL safety, units."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import importlib.util
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loguru import logger
+from warcio.archiveiterator import ArchiveIterator
+
+from recorders import STEP_HEADER, Recorder, RecorderOptions, read_trajectory
+from recorders.inference import infer_action
+from recorders.redact import Redactor
+from recorders.state import form_state, url_state
+from recorders.warc import Capture, Exchange, WarcArchive
+
+ROOT = Path(__file__).parents[1]
+PAGES = Path(__file__).parent / "pages"
+WARCIO = Path(sys.executable).with_name("warcio")
+
+
+def _load_server() -> Any:
+    spec = importlib.util.spec_from_file_location("recorder_evidence_pages", PAGES / "serve.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.PageServer
+
+
+@pytest.fixture(scope="module")
+def pages_url():
+    """tests/pages served on 127.0.0.1 for this module."""
+    with _load_server()() as srv:
+        yield srv.url
+
+
+def records(path: Path) -> list[Any]:
+    """Every record of a WARC as (type, headers, http headers, payload bytes)."""
+    out = []
+    with path.open("rb") as f:
+        for r in ArchiveIterator(f):
+            out.append((r.rec_type, r.rec_headers, r.http_headers, r.content_stream().read()))
+    return out
+
+
+def warcio_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(WARCIO), *args], capture_output=True, text=True, timeout=60)
+
+
+async def test_warc_has_exchanges_and_per_step_text(browser, context, page, pages_url, tmp_path):
+    rec = await Recorder.attach(context, tmp_path / "ep")
+    async with rec.action({"type": "goto", "target": "/index.html", "value": None}):
+        await page.goto(f"{pages_url}/index.html")
+    async with rec.action({"type": "fill", "target": "#sq", "value": "in shadow"}):
+        await page.fill("#sq", "in shadow")
+    async with rec.action({"type": "click", "target": "#post", "value": None}):
+        await page.click("#post")
+    async with rec.action({"type": "goto", "target": "/redirect", "value": None}):
+        await page.goto(f"{pages_url}/redirect")
+    await rec.close()
+    steps = read_trajectory(tmp_path / "ep" / "trajectory.jsonl")
+    warc = tmp_path / "ep" / "evidence.warc.gz"
+    recs = records(warc)
+    assert recs[0][0] == "warcinfo" and {r[1].get_header("WARC-Record-ID") for r in recs}.__len__() == len(recs)
+    by_id = {r[1].get_header("WARC-Record-ID"): r for r in recs}
+
+    responses = {r[1].get_header("WARC-Target-URI"): r for r in recs if r[0] == "response"}
+    requests = [r for r in recs if r[0] == "request"]
+    assert {
+        f"{pages_url}/index.html",
+        f"{pages_url}/frame.html",
+        f"{pages_url}/api/echo",
+        f"{pages_url}/redirect",
+    } <= set(responses)
+    for req in requests:  # every request names its response, which has the same URI
+        resp = by_id[req[1].get_header("WARC-Concurrent-To")]
+        assert resp[0] == "response" and resp[1].get_header("WARC-Target-URI") == req[1].get_header("WARC-Target-URI")
+    post = next(r for r in requests if r[2].protocol == "POST")
+    assert json.loads(post[3]) == {"query": "boiga", "year": 1890}
+    assert json.loads(responses[f"{pages_url}/api/echo"][3])["count"] == 42
+    assert responses[f"{pages_url}/redirect"][2].get_statuscode() == "302"
+
+    texts, doms = {}, {}
+    for step in steps:
+        text = by_id[step.snapshot.warc_record_id]
+        assert text[0] == "conversion" and text[1].get_header(STEP_HEADER) == str(step.step)
+        assert text[1].get_header("WARC-Target-URI") == step.url and text[1].get_header("Content-Type").startswith(
+            "text/plain"
+        )
+        assert text[1].get_header("WARC-Refers-To") in by_id
+        texts[step.step] = text[3].decode()
+        dom = by_id[step.snapshot.dom_record_id]
+        assert dom[1].get_header("WARC-Concurrent-To") == step.snapshot.warc_record_id
+        assert dom[1].get_header("Content-Type").startswith("text/html")
+        doms[step.step] = dom[3].decode()
+    for needle in ("Shadow text inside", "Slotted light text", "Iframe text here", "Table panel text"):
+        assert needle in texts[0], needle
+    assert "Chart panel text" not in texts[0] and "Hidden notes text" not in texts[0]  # hidden text is not visible
+    assert "Results: 0 rows" in texts[1] and "Results: 42 rows" in texts[2]
+    assert steps[3].url == f"{pages_url}/page2.html" and "Welcome to page two." in texts[3]
+    # the live DOM: open shadow root as a declarative template with the typed value, the iframe inlined
+    shadow = '<template shadowrootmode="open"><label for="sq">Shadow search</label>'
+    assert shadow + '<input id="sq" name="shadow_q" type="text" value="in shadow">' in doms[1]
+    assert 'value="in shadow"' not in doms[0] and "srcdoc=" in doms[0] and "Iframe text here" in doms[0]
+    static = await browser.new_context(java_script_enabled=False)  # the snapshot re-renders the recorded state
+    try:
+        view = await static.new_page()
+        await view.set_content(doms[1])
+        assert await view.input_value("#sq") == "in shadow" and await view.input_value("#year") == ""
+        assert await view.frame_locator("#frame").locator("#unit").input_value() == "km"
+    finally:
+        await static.close()
+
+    check = warcio_cli("check", "-v", str(warc))
+    assert check.returncode == 0, check.stdout + check.stderr
+    index = warcio_cli("index", "-f", "warc-type,warc-target-uri,offset", str(warc))
+    assert index.returncode == 0 and index.stderr == ""
+    lines = [json.loads(x) for x in index.stdout.splitlines()]
+    assert len(lines) == len(recs) and lines[0]["warc-type"] == "warcinfo"
+
+
+SECRETS = ["SECRETCOOKIE123", "SECRETAUTH456", "SECRETTOKEN789", "SECRETPASS000", "SECRETPIN321", "SECRETPLANTED654"]
+
+
+async def test_secrets_never_reach_any_artifact(context, page, pages_url, tmp_path):
+    await context.add_cookies([{"name": "planted", "value": "SECRETPLANTED654", "url": pages_url}])
+    await context.set_extra_http_headers({"Authorization": "Bearer SECRETAUTH456"})
+    log = io.StringIO()
+    logger.enable("recorders")
+    sink = logger.add(log, level="DEBUG")
+    try:
+        rec = await Recorder.attach(
+            context,
+            tmp_path / "ep",
+            options=RecorderOptions(screenshots="every", observe_idle_ms=100, body_timeout_ms=300),
+        )
+        await page.goto(f"{pages_url}/set-cookie")  # unreported; Set-Cookie, then a redirect to the login page
+        url = f"{pages_url}/login.html?token=SECRETTOKEN789"
+        async with rec.action({"type": "goto", "target": url, "value": None}):
+            await page.goto(url)
+        async with rec.action({"type": "fill", "target": "#pw", "value": "SECRETPASS000"}):
+            await page.fill("#pw", "SECRETPASS000")
+        await page.fill("#user", "bob")  # unreported typing
+        await asyncio.sleep(0.3)
+        async with rec.action({"type": "click", "target": "#auth-fetch", "value": None}):
+            await page.click("#auth-fetch")  # Authorization + cookies + ?api_key=<token> + password in a POST body
+        await page.locator("#pw2").press_sequentially("SECRETPIN321")  # unreported typing into a password field
+        async with rec.action({"type": "press", "target": "#pw2", "value": "Enter"}):
+            await page.press("#pw2", "Enter")  # a GET form: ?pin=<secret> in the URL
+        async with rec.action({"type": "goto", "target": f"{pages_url}/login.html", "value": None}):
+            await page.goto(f"{pages_url}/login.html")
+        async with rec.action({"type": "fill", "target": "#pw", "value": "SECRETPASS000"}):
+            await page.fill("#pw", "SECRETPASS000")
+        async with rec.action({"type": "click", "target": "text=Sign in", "value": None}):
+            await page.click('role=button[name="Sign in"]')  # a POST form with the password field
+        await rec.close()
+    finally:
+        logger.remove(sink)
+        logger.disable("recorders")
+
+    ep = tmp_path / "ep"
+    artifacts = {p.name: p.read_bytes() for p in ep.rglob("*") if p.is_file()}
+    artifacts["evidence.warc (decompressed)"] = gzip.decompress(artifacts["evidence.warc.gz"])
+    artifacts["log"] = log.getvalue().encode()
+    assert len(artifacts) >= 10 and "step 2" in log.getvalue()
+    for name, data in artifacts.items():
+        for secret in SECRETS:
+            assert secret.encode() not in data, f"{secret} found in {name}"
+
+    steps = read_trajectory(ep / "trajectory.jsonl")
+    assert (
+        steps[1].action.target.endswith("/login.html?token=%5Bredacted%5D")
+        and steps[1].state["url.query.token"] == "[redacted]"
+    )
+    assert steps[2].action.value == "[redacted]" and steps[2].state["form.pw"] == "[redacted]"
+    assert any(s.state.get("url.query.pin") == "[redacted]" for s in steps)
+    warc = artifacts["evidence.warc (decompressed)"].decode("utf-8", "replace")
+    assert "Authorization" not in warc and "Cookie:" not in warc and "Set-Cookie" not in warc
+    assert "user=&pw=%5Bredacted%5D" in warc and "password=%5Bredacted%5D&q=ok" in warc
+    assert "WARC-Truncated: time" in warc  # the page never read that fetch's body: archived without it, no stall
+
+
+def test_sigkill_leaves_complete_steps_and_records(pages_url, tmp_path):
+    out = tmp_path / "ep"
+    child = subprocess.Popen(
+        [sys.executable, str(PAGES / "kill_child.py"), pages_url, str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
+            line = child.stdout.readline()
+            if not line or int(line) >= 8:
+                break
+        time.sleep(0.05)  # land somewhere inside the next step
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+    finally:
+        with_group = child.pid  # the browser and Playwright driver it started share its session
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(with_group, signal.SIGKILL)
+    assert child.returncode == -signal.SIGKILL
+
+    lines = (out / "trajectory.jsonl").read_text().split("\n")
+    complete = [json.loads(x) for x in lines[:-1]]  # every newline-terminated line parses
+    steps = read_trajectory(out / "trajectory.jsonl")
+    assert len(steps) >= 8 and len(steps) == len(complete)
+
+    ids = []
+    with (out / "evidence.warc.gz").open("rb") as f:
+        try:
+            for r in ArchiveIterator(f):
+                r.content_stream().read()
+                ids.append(r.rec_headers.get_header("WARC-Record-ID"))
+        except (EOFError, zlib.error, OSError):
+            pass  # a torn last gzip member
+    assert len(ids) > 2 * len(steps)
+    written = set(ids)
+    assert all(s.snapshot.warc_record_id in written for s in steps[:-2])
+
+
+def test_warc_writer_is_deterministic_with_injected_clock_and_ids(tmp_path):
+    async def write(path: Path) -> bytes:
+        n = iter(range(1000))
+        archive = WarcArchive(
+            path, clock=lambda: 1_700_000_000.5, ids=lambda: f"<urn:uuid:{next(n):08d}>", software="test"
+        )
+        ex = Exchange(url="http://h/a?b=1", method="POST", request_headers=[("Host", "h")], request_body=b"x=1",
+                      request_date=1.0, request_id=archive.new_id(), response_id=archive.new_id(), status=200,
+                      reason="OK", response_headers=[("Content-Type", "text/html")], response_body=b"<p>hi</p>",
+                      response_date=2.0)  # fmt: skip
+        archive.put(ex)
+        archive.put(Capture(archive.new_id(), "text", "http://h/a?b=1", 0, 3.0, "text/plain; charset=utf-8", b"hi"))
+        await archive.close()
+        return path.read_bytes()
+
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    a = asyncio.run(write(tmp_path / "a" / "evidence.warc.gz"))
+    b = asyncio.run(write(tmp_path / "b" / "evidence.warc.gz"))
+    assert a == b and warcio_cli("check", str(tmp_path / "a" / "evidence.warc.gz")).returncode == 0
+    kinds = [r[0] for r in records(tmp_path / "a" / "evidence.warc.gz")]
+    assert kinds == ["warcinfo", "response", "request", "conversion"]
+
+
+def test_redactor_units():
+    r = Redactor(["token", "password"], ["cookie", "authorization"])
+    assert (
+        r.url("http://h/p?q=1&Token=abc#token=x&v=2") == "http://h/p?q=1&Token=%5Bredacted%5D#token=%5Bredacted%5D&v=2"
+    )
+    assert r.headers([("Cookie", "a=b"), ("Authorization", "x"), ("Referer", "http://h/?token=t")]) == [
+        ("Referer", "http://h/?token=%5Bredacted%5D")
+    ]
+    assert r.body(b'{"password": "p", "n": 1}', "application/json") == b'{"password": "[redacted]", "n": 1}'
+    assert r.body(b'{"n":  1}', "application/json") == b'{"n":  1}'  # untouched bodies stay byte-exact
+    r.learn_param("pin")
+    r.learn_secret("hunt", "f")
+    r.learn_secret("hunter22", "f")  # typing: the prefix is replaced
+    r.commit()
+    assert r.body(b"pin=1234&q=hunter22", "application/x-www-form-urlencoded") == b"pin=%5Bredacted%5D&q=[redacted]"
+    assert r.state({"form.pin": "1234", "form.q": "", "url.query.token": "t"}) == {
+        "form.pin": "[redacted]", "form.q": "", "url.query.token": "[redacted]"
+    }  # fmt: skip
+
+
+def test_state_units():
+    assert url_state("http://h/s?b=2&a=1&b=1#view=t&p=2") == {
+        "url.path": "/s", "url.query.b": ["1", "2"], "url.query.a": "1", "url.fragment.view": "t", "url.fragment.p": "2"
+    }  # fmt: skip
+    assert url_state("http://h/#top") == {"url.path": "/", "url.fragment": "top"}
+    controls = [
+        {"k": "region", "t": "checkbox", "v": "Europe", "on": True},
+        {"k": "region", "t": "checkbox", "v": "Asia", "on": True},
+        {"k": "q", "t": "text", "v": "a"},
+        {"k": "q", "t": "search", "v": "b"},
+        {"k": "", "t": "text", "v": "ignored"},
+        {"k": "cols", "t": "select-multiple", "v": ["b", "a"]},
+    ]
+    assert form_state(controls) == {
+        "form.q": "a",
+        "form.q#2": "b",
+        "form.cols": ["a", "b"],
+        "form.region": ["Asia", "Europe"],
+    }
+
+
+def test_inference_units():
+    r = Redactor([], [])
+    burst = [
+        {"type": "click", "target": "#cb", "tag": "input", "kind": "checkbox"},
+        {"type": "input", "target": "#cb", "kind": "checkbox", "checked": True},
+        {"type": "change", "target": "#cb", "kind": "checkbox", "checked": True},
+    ]
+    assert infer_action(burst, first=False, redactor=r).type == "check"
+    typing = [{"type": "input", "target": "#q", "value": v, "kind": "text"} for v in ("a", "ab")]
+    typing += [
+        {"type": "keydown", "target": "#q", "value": "Enter"},
+        {"type": "submit", "target": "#f"},
+        {"type": "navigate"},
+    ]
+    a = infer_action(typing, first=False, redactor=r)
+    assert (a.type, a.value, a.source) == ("press", "Enter", "observed")
+    assert infer_action([{"type": "navigate", "value": "http://h/"}], first=True, redactor=r).type == "load"
+    assert (
+        infer_action(
+            [{"type": "pushState", "value": "http://h/?p=2"}, {"type": "navigate"}], first=False, redactor=r
+        ).type
+        == "pushState"
+    )
