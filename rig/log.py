@@ -11,6 +11,7 @@ from loguru import logger
 def setup_logging(verbose: bool = False, quiet: bool = False) -> None:
     """Send rig logs to stderr at INFO (DEBUG when verbose, WARNING when quiet)."""
     logger.remove()
+    logger.enable("recorders")
     level = "DEBUG" if verbose else "WARNING" if quiet else "INFO"
     logger.add(sys.stderr, level=level, format="<green>{time:HH:mm:ss}</green> <level>{level: <7}</level> {message}")
 
