@@ -8,7 +8,9 @@ Per-step text records (`WARC-Rig-Capture: text`) are kept only as digests; DOM s
 from __future__ import annotations
 
 import hashlib
+import io
 import time
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -129,15 +131,41 @@ def _same(a: Exchange, b: Exchange) -> bool:
     return a.response.same_as(b.response)
 
 
+def whole_gzip_members(data: bytes, chunk: int = 4096) -> int:
+    """How many leading bytes of `data` are whole gzip members: a torn (or corrupt) member and all after it are not."""
+    view, end = memoryview(data), 0
+    while end < len(data):
+        d, pos = zlib.decompressobj(31), end
+        try:
+            while not d.eof and pos < len(data):
+                d.decompress(view[pos:pos + chunk])
+                pos += chunk
+        except zlib.error:
+            return end
+        if not d.eof:
+            return end
+        end = min(pos, len(data)) - len(d.unused_data)
+    return end
+
+
 def _read(path: Path, file_no: int, out: list[Exchange], index: ArchiveIndex, dates: list[str]) -> None:
     if not path.is_file():
         raise ReplayError(f"{path}: no such archive; an episode directory holds evidence.warc.gz")
     responses: dict[str, tuple[Response, str, str, int]] = {}
     requests: list[Exchange] = []
-    pos = -1
+    pos, before = -1, index.records
+    data = path.read_bytes()
+    if data and data[:2] != b"\x1f\x8b" and not data.startswith(b"WARC/"):
+        raise ReplayError(f"{path}: not a WARC file (it starts with neither a gzip header nor 'WARC/'); "
+                          f"check it with `warcio check {path}`")
+    end = whole_gzip_members(data) if data[:2] == b"\x1f\x8b" else len(data)
+    if 0 < end < len(data):  # warcio would hand out the torn record's partial content as if it were whole
+        index.errors.append(f"{path}: the archive ends with a torn or corrupt record at byte {end} of {len(data)}; "
+                            "the complete records before it are used")
     try:
-        with path.open("rb") as fh:
-            for pos, rec in enumerate(ArchiveIterator(fh, arc2warc=True)):
+        with io.BytesIO(data[:end] if end else data) as fh:
+            records = ArchiveIterator(fh, arc2warc=True)
+            for pos, rec in enumerate(records):
                 if rec.format != "warc" or not rec.rec_type:
                     raise ValueError(f"record {pos} is not a WARC record")
                 index.records += 1
@@ -160,7 +188,8 @@ def _read(path: Path, file_no: int, out: list[Exchange], index: ArchiveIndex, da
     except (ArchiveLoadFailed, OSError, ValueError, AttributeError, EOFError) as exc:
         if pos <= 0:
             raise ReplayError(f"{path}: not a readable WARC ({exc or type(exc).__name__}); check it with `warcio check {path}`") from None
-        index.errors.append(f"{path}: reading stopped at record {pos} ({exc or type(exc).__name__}); the records before it are used")
+        index.errors.append(f"{path}: reading stopped at byte {records.offset}, after {index.records - before} records "
+                            f"({exc or type(exc).__name__}); the records before it are used")
     if pos < 0 and path.stat().st_size > 0:
         raise ReplayError(f"{path}: no WARC record in it (bad gzip?); check it with `warcio check {path}`")
     for x in requests:

@@ -116,6 +116,8 @@ def run(
     executor: str = typer.Option("local", "--executor", help="local (asyncio) or ray (RAY_ADDRESS selects a cluster)"),
     frozen: Optional[Path] = typer.Option(None, "--frozen", help="answer every request from a snapshot, e.g. site_snapshots/ or site_snapshots/eco"),
     headed: bool = typer.Option(False, "--headed", help="show the browser (needs a display)"),
+    allow_host: Optional[list[str]] = typer.Option(
+        None, "--allow-host", help="live runs reach only the sites server and these hosts (HOST or HOST:PORT, repeatable)"),
 ) -> None:
     """Run episodes of tasks: one episode directory per (task, variant, agent, trial)."""
     from rig.agents.base import Budget
@@ -126,7 +128,7 @@ def run(
             episodes = run_episodes(
                 task, agent, out_dir, variants=variant, trials=trials, concurrency=concurrency, resume=resume,
                 model=model, answer_file=answer_file, budget=Budget(max_steps, timeout, stall), sites_url=sites_url,
-                executor=executor, frozen=frozen, headless=not headed, progress=progress,
+                executor=executor, frozen=frozen, headless=not headed, progress=progress, allow_hosts=allow_host,
             )
     except RigError as exc:
         _fail(exc)

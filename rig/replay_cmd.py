@@ -18,16 +18,19 @@ from pathlib import Path
 from typing import Any, NotRequired
 from urllib.parse import urljoin, urlsplit
 
+from loguru import logger
 from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 from typing_extensions import TypedDict  # pydantic's schemas need it on Python 3.11
 
 from recorders import Recorder, RecorderOptions, SiteAdapter, load_adapter
 from recorders.models import Step
-from recorders.trajectory import read_trajectory
-from replay import REPLAY_CONTEXT_OPTIONS, FrozenSite, ReplayError, attach_replay, load_index, open_snapshot
+from replay import REPLAY_CONTEXT_OPTIONS, FrozenSite, Manifest, ReplayError, attach_replay, load_index, open_snapshot
+from replay.snapshot import MANIFEST, snapshot_dirs
 from rig.browser import launch
 from rig.errors import InputError
+from rig.grading.parse import read_steps
+from rig.tasks.loader import SITE_NAME
 from rig.tasks.models import Task
 
 #: State keys never compared. Empty: every key the recorder writes is reproducible offline for the bundled sites.
@@ -148,7 +151,9 @@ async def replay_episode(
         index = await asyncio.to_thread(load_index, warc)
     except ReplayError as exc:
         raise InputError(str(warc), None, str(exc)) from None
-    steps = read_trajectory(traj)
+    for problem in index.errors:
+        logger.warning(problem)
+    steps = read_steps(traj)
     report = ReplayReport(steps=len(steps))
     options = RecorderOptions(screenshots="off", dom_snapshot=False, record_text=False, fsync=False)
     with tempfile.TemporaryDirectory(prefix="rig-replay-") as scratch:
@@ -210,9 +215,13 @@ def open_frozen(path: Path, tasks: Iterable[Task] = ()) -> FrozenSite:
     """`rig run --frozen SNAPSHOT`: load a site snapshot (one site's directory, or `site_snapshots/` for all),
     checking that it holds every task's site at the task's data version."""
     try:
+        for d in snapshot_dirs(path):
+            _check_manifest(d)
         frozen = open_snapshot(path)
     except ReplayError as exc:
         raise InputError(str(path), None, str(exc)) from None
+    for problem in frozen.index.errors:
+        logger.warning(problem)
     held = {m.site: m for m in frozen.manifests}
     for task in tasks:
         m = held.get(task.site)
@@ -223,6 +232,21 @@ def open_frozen(path: Path, tasks: Iterable[Task] = ()) -> FrozenSite:
             raise InputError("--frozen", None, f"{task.id} needs {task.data_version}; the {m.site} snapshot holds "
                                                f"{', '.join(m.data_version)}: rebuild it with scripts/build_snapshots.py")
     return frozen
+
+
+def _check_manifest(directory: Path) -> None:
+    """A snapshot's manifest must be readable and its names (site, WARC files) must stay inside `directory`."""
+    where = directory / MANIFEST
+    try:
+        m = Manifest.read(directory)
+    except (ValueError, TypeError) as exc:
+        raise InputError(str(where), None, f"not a snapshot manifest ({exc}); rebuild it with scripts/build_snapshots.py") from None
+    if not isinstance(m.site, str) or not SITE_NAME.match(m.site):
+        raise InputError(str(where), "site", f"{m.site!r} is not a site name: one plain segment that stays inside "
+                                             f"{directory.parent}")
+    for w in m.warcs if isinstance(m.warcs, list) else [m.warcs]:
+        if not isinstance(w, str) or w in ("", ".", "..") or Path(w).name != w or "\\" in w:
+            raise InputError(str(where), "warcs", f"{w!r} must name a file inside the snapshot directory {directory}")
 
 
 def replay(episode_dir: Path, *, headless: bool = True, timeout_s: float = 10.0) -> ReplayReport:

@@ -117,7 +117,8 @@ def test_a_link_in_prose_before_the_table_is_not_json():
         ("no_columns.json", ("answers/no_columns.json: JSON object has no 'columns' field "
                             '(answer.json: {"columns": [...], "rows": [[...]]})')),
         ("list_of_lists.json", "answers/list_of_lists.json: a JSON list must hold row objects; item 0 is list"),
-        ("nested_cell.json", "answers/nested_cell.json: a cell must be a string, number, boolean or null, got list"),
+        ("nested_cell.json", ("answers/nested_cell.json: rows[0][1]: a cell must be a string, number, boolean or null, "
+                              "got list")),
         ("citation_without_url.json", ("answers/citation_without_url.json: answer.json field citations.0.url: "
                                       "Field required")),
         ("unterminated.csv", "answers/unterminated.csv: CSV line 3: unexpected end of data"),

@@ -7,18 +7,23 @@ for on one line first (`PageText.row_on_line`) and anywhere on the page second (
 
 from __future__ import annotations
 
+import io
 import re
 import unicodedata
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from html.parser import HTMLParser
 from pathlib import Path
 
+from loguru import logger
 from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
 
 from recorders.models import Step
 from recorders.warc import CAPTURE_HEADER, STEP_HEADER
+from rig.errors import InputError
 from rig.grading.canonical import Canonicalizer
 
 WARC_FILE = "evidence.warc.gz"
@@ -160,9 +165,53 @@ class EpisodeTexts:
 _EMPTY = PageText("")
 
 
+def whole_gzip_members(data: bytes, chunk: int = 4096) -> int:
+    """How many leading bytes of `data` are whole gzip members: a torn (or corrupt) member and all after it are not."""
+    view, end = memoryview(data), 0
+    while end < len(data):
+        d, pos = zlib.decompressobj(31), end
+        try:
+            while not d.eof and pos < len(data):
+                d.decompress(view[pos:pos + chunk])
+                pos += chunk
+        except zlib.error:
+            return end
+        if not d.eof:
+            return end
+        end = min(pos, len(data)) - len(d.unused_data)
+    return end
+
+
+@lru_cache(maxsize=64)
+def _readable_end(path: str, size: int, mtime_ns: int) -> int:
+    """Where the archive's complete records end (checked, and warned about, once per version of the file)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[:2] != b"\x1f\x8b":
+        if data and not data.startswith(b"WARC/"):
+            raise InputError(path, "byte 0", f"not a WARC file (it starts with neither a gzip header nor 'WARC/'); "
+                                             f"check it with `warcio check {path}`")
+        return size  # an uncompressed WARC: warcio reports its problems itself
+    end = whole_gzip_members(data)
+    if end == 0:
+        raise InputError(path, None, f"not a readable WARC (bad gzip at byte 0); check it with `warcio check {path}`")
+    if end < size:
+        logger.warning("{}: the archive ends with a torn or corrupt record at byte {} of {}; the complete records "
+                       "before it are used", path, end, size)
+    return end
+
+
 def _records(warc: Path) -> Iterator:  # type: ignore[type-arg]
+    """The archive's complete records (a torn last record, from a killed recording, is left out with a warning)."""
+    st = warc.stat()
+    end = _readable_end(str(warc), st.st_size, st.st_mtime_ns)
     with warc.open("rb") as fh:
-        yield from ArchiveIterator(fh)
+        it = ArchiveIterator(io.BytesIO(fh.read(end)))
+        try:
+            yield from it
+        except ArchiveLoadFailed as exc:
+            raise InputError(str(warc), f"byte {it.offset}", f"not a WARC record ({str(exc.msg).strip()}); "
+                                                             f"check it with `warcio check {warc}`") from None
 
 
 def read_step_texts(episode_dir: Path, steps: list[Step]) -> EpisodeTexts:

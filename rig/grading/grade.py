@@ -11,13 +11,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from recorders.models import Step
-from recorders.trajectory import read_trajectory
 from rig import __version__
 from rig.answer import Answer
 from rig.episode import EPISODE_FILE, Episode, Status, read_episode
 from rig.grading.evidence import EpisodeTexts, read_step_texts
 from rig.grading.labels import is_perfect, label_episode
-from rig.grading.parse import ParseFailure
+from rig.grading.parse import ParseFailure, read_steps
 from rig.grading.states import DriftEvent, Divergence, EpisodeStates, RowProvenance, StateReach, first_divergence
 from rig.grading.tables import TableScore, score_table
 from rig.grading.verify import TRAJECTORY_FILE, CitationCheck, check_citations, file_sha256, read_answer, task_for
@@ -93,7 +92,7 @@ def find_reference(episode_dir: Path, episode: Episode) -> Path | None:
 
 def _steps(episode_dir: Path) -> list[Step]:
     path = episode_dir / TRAJECTORY_FILE
-    return read_trajectory(path) if path.exists() else []
+    return read_steps(path) if path.exists() else []
 
 
 def _evidence(task: Task, es: EpisodeStates) -> list[EvidenceCheck]:

@@ -1,4 +1,5 @@
-"""Reading answer tables from text (CONTRACTS.md "Answer-table text").
+"""Reading answer tables from text (CONTRACTS.md "Answer-table text"), and trajectory lines with errors that name
+the file and line (`read_steps`).
 
 Formats, tried in this order: JSON (an `answer.json` object, or a bare list of row objects), a
 pipe-delimited table with a header row (Markdown tables included), TSV, then CSV. In the text
@@ -12,12 +13,15 @@ from __future__ import annotations
 import csv
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from recorders.models import Step
+from recorders.trajectory import read_trajectory
 from rig.answer import Answer, Citation
-from rig.errors import RigError
+from rig.errors import InputError, RigError
 
 _JSON_START = re.compile(r'^(\{|\[\s*([\[{"\]\d-]|$))')
 _PIPE = re.compile(r"(?<!\\)\|")
@@ -59,14 +63,14 @@ def parse_table(text: str, source: str) -> Answer:
     return _with_citations(header, body, lines[end:])
 
 
-def _json_cell(value: Any) -> str:
+def _json_cell(value: Any, where: str) -> str:
     if isinstance(value, str):
         return value
     if value is None:
         return ""
     if isinstance(value, (bool, int, float)):
         return json.dumps(value)
-    raise ValueError(f"a cell must be a string, number, boolean or null, got {type(value).__name__}")
+    raise ValueError(f"{where}: a cell must be a string, number, boolean or null, got {type(value).__name__}")
 
 
 def _from_json(data: Any, source: str) -> Answer:
@@ -76,13 +80,15 @@ def _from_json(data: Any, source: str) -> Answer:
                 bad = next(i for i, obj in enumerate(data) if not isinstance(obj, dict))
                 raise ValueError(f"a JSON list must hold row objects; item {bad} is {type(data[bad]).__name__}")
             columns = list(dict.fromkeys(k for obj in data for k in obj))
-            return Answer(columns=columns, rows=[[_json_cell(obj.get(c)) for c in columns] for obj in data])
+            return Answer(columns=columns, rows=[[_json_cell(obj.get(c), f"[{i}].{c}") for c in columns]
+                                                 for i, obj in enumerate(data)])
         if "columns" not in data:
             raise ValueError("JSON object has no 'columns' field (answer.json: {\"columns\": [...], \"rows\": [[...]]})")
         rows = data.get("rows") or []
         if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
             raise ValueError("'rows' must be a list of lists of cells")
-        return Answer.model_validate({**data, "rows": [[_json_cell(c) for c in r] for r in rows]})
+        return Answer.model_validate({**data, "rows": [[_json_cell(c, f"rows[{i}][{j}]") for j, c in enumerate(r)]
+                                                       for i, r in enumerate(rows)]})
     except ValidationError as e:
         err = e.errors()[0]
         raise ParseFailure(source, f"answer.json field {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
@@ -204,3 +210,31 @@ def _sources(lines: list[str]) -> list[Citation]:
         found += [Citation(url=url, excerpt=label or _without_urls(text)) for label, url in links]
         found += [Citation(url=url, excerpt=_without_urls(text)) for url in bare]
     return found
+
+
+def read_steps(path: str | Path) -> list[Step]:
+    """Every complete step of a trajectory.jsonl (a torn last line is skipped, as the recorder's reader does);
+    a line that is not UTF-8, not JSON or not a step raises InputError naming the file, line and reason."""
+    try:
+        return read_trajectory(path)
+    except UnicodeDecodeError as e:
+        line = Path(path).read_bytes().count(b"\n", 0, e.start) + 1
+        raise InputError(str(path), f"line {line}, byte {e.start}", "not UTF-8 text") from None
+    except ValidationError:
+        pass
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    for n, line in enumerate(lines[:-1], start=1):  # the last piece has no newline: torn, and skipped
+        if not line.strip():
+            continue
+        try:
+            json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(str(path), f"line {n}, column {e.colno}", f"not JSON: {e.msg}") from None
+        try:
+            Step.model_validate_json(line)
+        except ValidationError as e:
+            err = e.errors()[0]
+            where = ".".join(str(x) for x in err["loc"])
+            raise InputError(str(path), f"line {n}" + (f", field {where}" if where else ""),
+                             f"not a trajectory step: {err['msg']}") from None
+    raise InputError(str(path), None, "not a trajectory file")  # unreachable: read_trajectory found a bad line

@@ -17,12 +17,11 @@ from urllib.parse import unquote, urldefrag, urljoin
 from pydantic import BaseModel, Field
 
 from recorders.models import Step
-from recorders.trajectory import read_trajectory
 from rig.answer import Answer
 from rig.episode import Episode, read_episode
 from rig.errors import InputError
 from rig.grading.evidence import CellForms, EpisodeTexts, PageText, loaded_urls, read_step_texts, response_texts
-from rig.grading.parse import ParseFailure, parse_table
+from rig.grading.parse import ParseFailure, parse_table, read_steps
 from rig.grading.states import EpisodeStates
 from rig.tasks import bundled_task_paths, load_task
 from rig.tasks.models import Task
@@ -75,8 +74,8 @@ def read_answer(path: Path) -> Answer:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise InputError(str(path), None, f"cannot read the answer: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise ParseFailure(str(path), "not UTF-8 text") from None
+    except UnicodeDecodeError as e:
+        raise ParseFailure(str(path), f"not UTF-8 text (byte {e.start})") from None
     return parse_table(text, str(path))
 
 
@@ -155,7 +154,7 @@ def verify_episode(episode_dir: str | Path, answer_path: str | Path, task: Task 
         found = task_for(episode, episode_dir)
         task = found[0] if found else None
     answer = read_answer(Path(answer_path))
-    steps = read_trajectory(episode_dir / TRAJECTORY_FILE)
+    steps = read_steps(episode_dir / TRAJECTORY_FILE)
     texts = read_step_texts(episode_dir, steps)
     states = EpisodeStates(task, steps, texts, answer) if task else None
     checks = check_citations(episode_dir, steps, texts, answer, states, episode.start_url)

@@ -17,6 +17,7 @@ from rig.episode import EPISODE_FILE, Episode, read_episode
 from rig.record import bundled_adapters
 from rig.runner.browsers import BrowserPool
 from rig.runner.episode import run_episode
+from rig.runner.hosts import ALLOW_LIST_CONTEXT_OPTIONS
 from rig.runner.spec import EpisodeSpec
 from rig.tasks.models import Task
 
@@ -40,11 +41,13 @@ def plan(tasks: list[Task], variants: list[str], agent: str, trials: int, runs_d
     return specs
 
 
-def frozen_context_options() -> dict[str, Any]:
-    """Context options for episodes answered from a snapshot (service workers blocked)."""
-    from replay import REPLAY_CONTEXT_OPTIONS
+def context_options(frozen: bool, allow_hosts: list[str] | None) -> dict[str, Any] | None:
+    """Context options for episodes answered from a snapshot, or allow-listed (service workers blocked in both)."""
+    if frozen:
+        from replay import REPLAY_CONTEXT_OPTIONS
 
-    return dict(REPLAY_CONTEXT_OPTIONS)
+        return dict(REPLAY_CONTEXT_OPTIONS)
+    return dict(ALLOW_LIST_CONTEXT_OPTIONS) if allow_hosts is not None else None
 
 
 def _complete(directory: Path) -> bool:
@@ -78,8 +81,12 @@ async def run_local(
     progress: Progress | None = None,
     headless: bool = True,
     frozen: Any = None,
+    allow_hosts: list[str] | None = None,
 ) -> list[Episode]:
-    """Run episodes, at most `concurrency` at once, each in its own browser context."""
+    """Run episodes, at most `concurrency` at once, each in its own browser context.
+
+    With `allow_hosts` (live runs), each context reaches only the sites server and those hosts (rig.runner.hosts).
+    """
     stats = RunStats()
     sem = asyncio.Semaphore(max(1, concurrency))
     adapters = bundled_adapters()
@@ -91,7 +98,7 @@ async def run_local(
                             description=f"episodes (running {stats.running}, failing {stats.failing})")
 
     async with async_playwright() as pw:
-        pool = BrowserPool(pw, headless=headless, context_options=frozen_context_options() if frozen else None)
+        pool = BrowserPool(pw, headless=headless, context_options=context_options(frozen is not None, allow_hosts))
 
         async def one(spec: EpisodeSpec) -> Episode:
             async with sem:
@@ -99,7 +106,7 @@ async def run_local(
                 show()
                 try:
                     ep = await run_episode(spec, agent, pool, runs_dir, sites_url=sites_url, budget=budget,
-                                           adapters=adapters, options=options, frozen=frozen)
+                                           adapters=adapters, options=options, frozen=frozen, allow_hosts=allow_hosts)
                 finally:
                     stats.running -= 1
                 stats.done += 1

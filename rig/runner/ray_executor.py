@@ -24,12 +24,12 @@ class EpisodeWorker:
     """One worker process: runs episodes one at a time with its own browser."""
 
     def __init__(self, agent: str, model: str | None, answer_file: str | None, runs_dir: str,
-                 sites_url: str | None, budget: Budget, headless: bool) -> None:
+                 sites_url: str | None, budget: Budget, headless: bool, allow_hosts: list[str] | None = None) -> None:
         from rig.agents.registry import make_agent
         from rig.sites import SitesServer
 
         self.agent = make_agent(agent, model=model, answer_file=Path(answer_file) if answer_file else None)
-        self.runs_dir, self.budget, self.headless = Path(runs_dir), budget, headless
+        self.runs_dir, self.budget, self.headless, self.allow_hosts = Path(runs_dir), budget, headless, allow_hosts
         self.sites = None if sites_url else SitesServer().start()
         self.sites_url = sites_url or self.sites.url
         self.pw: Any = None
@@ -42,12 +42,13 @@ class EpisodeWorker:
         from rig.record import bundled_adapters
         from rig.runner.browsers import BrowserPool
         from rig.runner.episode import run_episode
+        from rig.runner.local import context_options
 
         if self.pool is None:
             self.pw = await async_playwright().start()
-            self.pool = BrowserPool(self.pw, headless=self.headless)
+            self.pool = BrowserPool(self.pw, headless=self.headless, context_options=context_options(False, self.allow_hosts))
         ep = await run_episode(spec, self.agent, self.pool, self.runs_dir, sites_url=self.sites_url,
-                               budget=self.budget, adapters=bundled_adapters())
+                               budget=self.budget, adapters=bundled_adapters(), allow_hosts=self.allow_hosts)
         return ep.model_dump(mode="json")
 
 
@@ -63,6 +64,7 @@ def run_ray(
     concurrency: int,
     headless: bool = True,
     progress: Progress | None = None,
+    allow_hosts: list[str] | None = None,
 ) -> list[Episode]:
     """Run episodes as Ray tasks on `concurrency` worker actors; return them in `specs` order."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -78,7 +80,7 @@ def run_ray(
     try:
         worker = ray.remote(num_cpus=1, max_concurrency=1)(EpisodeWorker)
         actors = [worker.remote(agent, model, str(answer_file) if answer_file else None, str(runs_dir.resolve()),
-                                sites_url, budget, headless) for _ in range(max(1, min(concurrency, len(specs))))]
+                                sites_url, budget, headless, allow_hosts) for _ in range(max(1, min(concurrency, len(specs))))]
         bar = progress.add_task("episodes (ray)", total=len(specs)) if progress else None
         results: list[Episode] = []
         for data in ActorPool(actors).map(lambda a, s: a.run.remote(s), specs):

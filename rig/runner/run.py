@@ -14,6 +14,7 @@ from rig.agents.registry import make_agent
 from rig.episode import Episode
 from rig.errors import InputError
 from rig.log import add_run_log
+from rig.runner.hosts import parse_hosts
 from rig.runner.local import plan, run_local
 from rig.sites import SitesServer
 from rig.tasks import bundled_tasks, resolve_task
@@ -49,8 +50,12 @@ def run(
     frozen: Path | None = None,
     headless: bool = True,
     progress: Progress | None = None,
+    allow_hosts: list[str] | None = None,
 ) -> list[Episode]:
-    """Run every (task, variant, agent, trial) episode into `runs_dir`; return their episode records."""
+    """Run every (task, variant, agent, trial) episode into `runs_dir`; return their episode records.
+
+    `allow_hosts` (live runs): each episode reaches only the sites server and these hosts (rig.runner.hosts).
+    """
     if executor not in ("local", "ray"):
         raise InputError("--executor", None, f"{executor!r} is not an executor; use local or ray")
     for v in variants or []:
@@ -58,6 +63,7 @@ def run(
             raise InputError("--variant", None, f"{v!r} is not one of {', '.join(VARIANTS)}")
     if trials < 1 or concurrency < 1:
         raise InputError("--trials/--concurrency", None, "must be at least 1")
+    allow = parse_hosts(allow_hosts) if allow_hosts is not None else None
     tasks = select_tasks(task_refs)
     agent = make_agent(agent_name, model=model, answer_file=answer_file)
     check = getattr(agent, "check", None)
@@ -79,11 +85,12 @@ def run(
             from rig.runner.ray_executor import run_ray
 
             return run_ray(specs, agent_name, runs_dir, model=model, answer_file=answer_file, sites_url=sites_url,
-                           budget=budget or Budget(), concurrency=concurrency, headless=headless, progress=progress)
+                           budget=budget or Budget(), concurrency=concurrency, headless=headless, progress=progress,
+                           allow_hosts=allow)
         with SitesServer() if sites_url is None else nullcontext() as srv:
             url = sites_url or srv.url
             return asyncio.run(run_local(specs, agent, runs_dir, sites_url=url, budget=budget or Budget(),
                                          concurrency=concurrency, progress=progress, headless=headless,
-                                         frozen=snapshot))
+                                         frozen=snapshot, allow_hosts=allow))
     finally:
         logger.remove(log)

@@ -12,6 +12,8 @@ from rig.errors import InputError, TaskError
 from rig.tasks.models import Task
 
 _FIELD_MSG = re.compile(r"^([\w.\[\]]+): (.*)$", re.S)
+#: A site name is one plain path segment (it names a directory of snapshots and the site's URL prefix).
+SITE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 BUNDLED_DIR = Path(__file__).parent / "sgr_mini"
 
 
@@ -19,9 +21,13 @@ def load_task(path: str | Path) -> Task:
     """Read one task file; raise TaskError naming the file, field and reason."""
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = p.read_bytes()
+        data = yaml.safe_load(raw.decode("utf-8"))
     except OSError as exc:
         raise TaskError(str(p), None, f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise TaskError(str(p), f"line {line}, byte {exc.start}", "not UTF-8 text") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
@@ -29,7 +35,7 @@ def load_task(path: str | Path) -> Task:
     if not isinstance(data, dict):
         raise TaskError(str(p), None, "a task file is a YAML mapping")
     try:
-        return Task.model_validate(data)
+        task = Task.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err["loc"]) or None
@@ -39,6 +45,10 @@ def load_task(path: str | Path) -> Task:
             sub, msg = m.group(1), m.group(2)
             field = f"{field or ''}{sub}" if sub.startswith("[") else ".".join(filter(None, [field, sub]))
         raise TaskError(str(p), field, msg) from None
+    if not SITE_NAME.match(task.site):
+        raise TaskError(str(p), "site", f"{task.site!r} is not a site name: one segment of lower-case letters, "
+                                        "digits, '-' and '_' (no '/', no '..')")
+    return task
 
 
 def bundled_task_paths() -> list[Path]:

@@ -1,0 +1,360 @@
+"""Security: no planted secret reaches any artifact of a run; names cannot escape their directories; replay and
+frozen runs make no network request; an allow-listed live run reaches only the hosts allowed."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import uvicorn
+import yaml
+from loguru import logger
+from PIL import Image
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
+from starlette.routing import Route
+
+from rig.agents.base import EpisodeEnv
+from rig.agents.scripts import ReferenceAgent
+from rig.answer import Answer
+from rig.episode import read_episode
+from rig.errors import InputError
+from rig.grading.summary import grade_runs
+from rig.report import write_report
+from rig.runner.run import run
+from rig.runner.spec import EpisodeSpec
+from rig.sites.server import free_port
+from rig.tasks import load_task, resolve_task
+
+ROOT = Path(__file__).parents[1]
+SNAPSHOTS = ROOT / "site_snapshots"
+SECRETS = ["SECRETTOKEN1", "SECRETCOOKIE1", "SECRETCOOKIE2", "SECRETPASS1", "SECRETKEY1", "SECRETAUTH1", "SECRETTOKEN2",
+           "SECRETTOKEN3"]
+
+
+class PlantingAgent(ReferenceAgent):
+    """The reference agent, with an Authorization header and a cookie planted in its browser context."""
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        await env.context.set_extra_http_headers({"Authorization": "Bearer SECRETAUTH1"})
+        await env.context.add_cookies([{"name": "session", "value": "SECRETCOOKIE2", "url": env.sites_url}])
+        return await super().run(env)
+
+
+class Canary:
+    """A TCP listener keeping what each connection made to it sent first (b"" when it sent nothing).
+
+    Chromium preconnects to the origin of every navigation before the request is routed: an idle socket that
+    never carries a byte. A request that reached the origin shows as a non-empty entry.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.sock.listen(16)
+        self.sock.settimeout(0.1)
+        self.host, self.port = self.sock.getsockname()
+        self.seen: list[bytes] = []
+        self._stop = False
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def origin(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def _serve(self) -> None:
+        while not self._stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.seen.append(conn.recv(2048))
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n"
+                                 b"Access-Control-Allow-Origin: *\r\nConnection: close\r\n\r\nok")
+                except OSError:
+                    self.seen.append(b"")
+
+    def close(self) -> None:
+        self._stop = True
+        self._thread.join(timeout=5)
+        self.sock.close()
+
+
+@contextmanager
+def serve(app: Starlette, port: int | None = None) -> Iterator[str]:
+    """Serve an ASGI app on 127.0.0.1 in a thread."""
+    port = port or free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+_TABLE = "<table id=results><tr><th>Name</th><th>Value</th></tr><tr><td>alpha</td><td>1</td></tr>" \
+         "<tr><td>beta</td><td>2</td></tr></table>"
+
+
+def sec_app(seen: list[dict], beacon_img: str = "", beacon_fetch: str = "", beacon_ws: str = "") -> Starlette:
+    """A small site under /sec/ that sets a cookie, takes a password and sends an Authorization header."""
+
+    async def log(request: Request) -> None:
+        seen.append({"url": str(request.url), "headers": dict(request.headers),
+                     "body": (await request.body()).decode("utf-8", "replace")})
+
+    async def home(request: Request) -> HTMLResponse:
+        await log(request)
+        return HTMLResponse("<!doctype html><title>sec</title><h1>Secure</h1><a href=login>Log in</a>")
+
+    async def set_cookie(request: Request) -> RedirectResponse:
+        await log(request)
+        resp = RedirectResponse("/sec/login?token=SECRETTOKEN1#api_key=SECRETKEY1", status_code=302)
+        resp.set_cookie("sid", "SECRETCOOKIE1", httponly=True)
+        return resp
+
+    async def login(request: Request) -> HTMLResponse:
+        await log(request)
+        return HTMLResponse(
+            "<!doctype html><title>Log in</title><h1>Log in</h1>"
+            "<form action=welcome method=get><label>User <input id=user name=user></label>"
+            "<label>Password <input id=pw name=password type=password></label>"
+            "<button type=submit>Sign in</button></form>"
+            "<button id=auth type=button>Check session</button><p id=status></p>"
+            "<script>document.getElementById('auth').onclick = async () => {"
+            "  const key = new URLSearchParams(location.hash.slice(1)).get('api_key');"
+            "  const r = await fetch('api/me?api_key=' + key);"
+            "  const s = document.getElementById('status'); s.textContent = (await r.json()).user; s.className = 'done'; };"
+            "</script>")
+
+    async def me(request: Request) -> JSONResponse:
+        await log(request)
+        return JSONResponse({"user": "bob" if "SECRETAUTH1" in request.headers.get("authorization", "") else "nobody"})
+
+    async def welcome(request: Request) -> HTMLResponse:
+        await log(request)
+        return HTMLResponse(f"<!doctype html><title>Welcome</title><h1>Welcome</h1>{_TABLE}")
+
+    async def beacon(request: Request) -> HTMLResponse:
+        await log(request)
+        extra = f"<img alt=pixel src='{beacon_img}/pixel.png'>" if beacon_img else ""
+        script = (f"fetch('{beacon_fetch}/data').then(r => r.text()).then(t => document.getElementById('got').textContent = t)"
+                  f".catch(() => document.getElementById('got').textContent = 'blocked');" if beacon_fetch else "")
+        script += f"try {{ new WebSocket('{beacon_ws.replace('http', 'ws')}/ws'); }} catch (e) {{}}" if beacon_ws else ""
+        return HTMLResponse(f"<!doctype html><title>Beacon</title><h1>Beacon</h1>{extra}<p id=got></p>{_TABLE}"
+                            f"<script>{script}</script>")
+
+    return Starlette(routes=[Route("/sec/", home), Route("/sec/set-cookie", set_cookie), Route("/sec/login", login),
+                             Route("/sec/api/me", me), Route("/sec/welcome", welcome), Route("/sec/beacon", beacon)])
+
+
+def write_task(directory: Path, task_id: str, start_path: str, script: list[dict]) -> Path:
+    """A task file for the /sec/ site whose reference solution is `script`."""
+    data = {
+        "id": task_id, "family": "test", "site": "sec", "start_path": start_path,
+        "prompts": {"constraint": "Log in and list the table.", "goal": "What does the table hold?"},
+        "output": {"columns": ["Name", "Value"], "key": ["Name"], "order": "as shown"},
+        "gold": {"rows": [["alpha", "1"], ["beta", "2"]]},
+        "gold_states": [{"name": "in", "constraints": [{"key": "url.path", "value": "/sec/welcome", "tag": "scope"}]}],
+        "evidence": [{"state": "in", "description": "the table"}],
+        "dependency": "none", "reference_solution": script, "data_version": "test==1",
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{task_id}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def artifacts(runs: Path) -> dict[str, bytes]:
+    """Every file under a runs directory (gzip files decompressed too)."""
+    out = {}
+    for p in runs.rglob("*"):
+        if p.is_file():
+            out[str(p.relative_to(runs))] = data = p.read_bytes()
+            if p.suffix == ".gz":
+                out[f"{p.relative_to(runs)} (decompressed)"] = gzip.decompress(data)
+    return out
+
+
+@pytest.mark.slow
+def test_no_planted_secret_reaches_any_artifact_of_a_run(tmp_path, monkeypatch):
+    seen: list[dict] = []
+    gone = free_port()
+    login = write_task(tmp_path / "tasks", "sec-01", "/sec/", [
+        {"goto": "/sec/set-cookie"},  # Set-Cookie, then a redirect to /sec/login?token=...
+        {"fill": {"selector": "#user", "value": "bob"}},
+        {"fill": {"selector": "#pw", "value": "SECRETPASS1"}},
+        {"click": "#auth"},  # fetch ?api_key=... (from the fragment) with the Authorization header and the cookies
+        {"wait_for": "#status.done"},
+        {"click": 'role=button[name="Sign in"]'},  # a GET form: the password in the URL
+        {"wait_for": "table#results"},
+        {"extract_table": {"selector": "table#results", "as": "results"}},
+        {"answer": {"from": "results", "columns": ["Name", "Value"]}},
+    ])
+    failing = write_task(tmp_path / "tasks", "sec-02", "/sec/", [
+        {"goto": "/sec/login?token=SECRETTOKEN2"},
+        {"goto": f"http://127.0.0.1:{gone}/gone?token=SECRETTOKEN3"},  # refused: the error message holds the URL
+    ])
+    runs = tmp_path / "runs"
+    monkeypatch.setattr("rig.runner.run.make_agent", lambda name, **kw: PlantingAgent())
+    logger.enable("recorders")  # the recorder's own logs go to run.log too
+    try:
+        with serve(sec_app(seen)) as url:
+            episodes = run([str(login), str(failing)], "reference", runs, variants=["constraint"], sites_url=url)
+    finally:
+        logger.disable("recorders")
+    assert [e.status for e in episodes] == ["ok", "agent_error"], [e.error for e in episodes]
+    assert "ERR_CONNECTION_REFUSED" in episodes[1].error and "token=%5Bredacted%5D" in episodes[1].error
+
+    sent = json.dumps(seen)  # every secret really went over the wire
+    for secret in SECRETS[:-1]:
+        assert secret in sent, secret
+    grade_runs(runs)
+    write_report(runs)
+    files = artifacts(runs)
+    names = set(files)
+    assert {"run.log", "summary.json"} <= names and any(n.endswith(".jpg") for n in names)
+    assert b"recorders" in files["run.log"] and b"sec-02/constraint/reference#0: agent_error" in files["run.log"]
+    assert any(n.endswith("grade.json") for n in names) and any(n.startswith("report/") for n in names)
+    for name, data in files.items():
+        for secret in SECRETS:
+            assert secret.encode() not in data, f"{secret} found in {name}"
+    for jpg in runs.rglob("*.jpg"):
+        with Image.open(jpg) as im:
+            meta = json.dumps({"exif": {str(k): str(v) for k, v in im.getexif().items()},
+                               "info": {k: str(v) for k, v in im.info.items()}})
+        assert not any(s in meta for s in SECRETS), jpg
+    steps = [json.loads(x) for x in (EpisodeSpec(load_task(login), "constraint", "reference", 0).directory(runs)
+                                     / "trajectory.jsonl").read_text().splitlines()]
+    assert steps[3]["action"]["value"] == "[redacted]" and steps[3]["state"]["form.password"] == "[redacted]"
+    assert any(s["state"].get("url.query.token") == "[redacted]" for s in steps)
+
+
+def test_names_cannot_escape_their_directories(tmp_path):
+    for ref in ("../x", "../../etc/passwd", "/etc/passwd", "..", ".hidden", "a/b"):
+        with pytest.raises(InputError, match="path separators|no bundled task"):
+            resolve_task(ref)
+    good = yaml.safe_load((ROOT / "tests/data/tasks/valid.yaml").read_text())
+    for field, value in (("id", "../escape"), ("id", "/abs"), ("site", "../flights"), ("site", "/abs")):
+        path = tmp_path / f"{field}.yaml"
+        path.write_text(yaml.safe_dump({**good, field: value, "start_path": f"/{value}/" if field == "site" else "/flights/"}))
+        with pytest.raises(InputError) as exc:
+            load_task(path)
+        assert str(path) in str(exc.value) and exc.value.field == field
+    with pytest.raises(InputError, match="agent name"):
+        EpisodeSpec(load_task(ROOT / "tests/data/tasks/valid.yaml"), "goal", "../..", 0).directory(tmp_path)
+
+
+@pytest.mark.parametrize("name,field", [("../../secrets.warc.gz", "warcs"), ("/etc/passwd", "warcs"),
+                                        ("../eco", "site"), ("/abs", "site")])
+def test_snapshot_names_cannot_escape(tmp_path, name, field):
+    from rig.replay_cmd import open_frozen
+
+    snap = tmp_path / "site_snapshots" / "eco"
+    snap.mkdir(parents=True)
+    manifest = json.loads((SNAPSHOTS / "eco" / "manifest.json").read_text())
+    manifest[field] = [name] if field == "warcs" else name
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(InputError) as exc:
+        open_frozen(tmp_path / "site_snapshots")
+    assert str(snap / "manifest.json") in str(exc.value) and field in str(exc.value)
+    assert "inside" in str(exc.value)
+
+
+def test_frozen_run_makes_no_network_request(tmp_path, monkeypatch):
+    """The frozen sites are put on a listening origin: nothing may connect to it (and no sites server is started)."""
+    import rig.replay_cmd
+
+    canary, real = Canary(), rig.replay_cmd.open_frozen
+
+    def on_canary(path, tasks=()):
+        frozen = real(path, tasks)
+        frozen.start_url_base = canary.origin
+        return frozen
+
+    monkeypatch.setattr(rig.replay_cmd, "open_frozen", on_canary)
+    monkeypatch.setattr("rig.runner.run.SitesServer", None)  # serving the live sites would fail the run
+    try:
+        [ep] = run(["eco-02"], "reference", tmp_path, variants=["constraint"], frozen=SNAPSHOTS)
+    finally:
+        canary.close()
+    assert ep.status == "ok" and ep.replay_misses == 0 and ep.start_url.startswith(canary.origin)
+    assert not any(canary.seen), f"a request reached the frozen origin: {canary.seen}"
+
+
+def test_replay_makes_no_network_request(tmp_path):
+    """Record against a local site, stop it and listen on its port instead: replay connects to nothing."""
+    from rig.replay_cmd import replay
+
+    seen: list[dict] = []
+    port = free_port()
+    task = write_task(tmp_path / "tasks", "sec-03", "/sec/", [
+        {"goto": "/sec/login?token=SECRETTOKEN2"},
+        {"click": "#auth"},
+        {"wait_for": "#status.done"},
+        {"click": 'role=button[name="Sign in"]'},
+        {"extract_table": {"selector": "table#results", "as": "results"}},
+        {"answer": {"from": "results", "columns": ["Name", "Value"]}},
+    ])
+    with serve(sec_app(seen), port) as url:
+        [ep] = run([str(task)], "reference", tmp_path / "runs", variants=["constraint"], sites_url=url)
+    assert ep.status == "ok" and seen
+    canary = Canary(port=port)
+    try:
+        report = replay(EpisodeSpec(load_task(task), "constraint", "reference", 0).directory(tmp_path / "runs"))
+    finally:
+        canary.close()
+    assert not any(canary.seen), f"a request reached the recorded origin: {canary.seen}"
+    assert report.steps == ep.steps and report.matched == report.steps, report.to_json()
+
+
+@pytest.mark.slow
+def test_allow_list_blocks_every_other_host(tmp_path):
+    outside, allowed = Canary(), Canary()
+    seen: list[dict] = []
+    task = write_task(tmp_path / "tasks", "sec-04", "/sec/beacon", [
+        {"wait_for": "#got:not(:empty)"},
+        {"extract_table": {"selector": "table#results", "as": "results"}},
+        {"extract_text": {"selector": "#got", "as": "got"}},
+        {"answer": {"from": "results", "columns": ["Name", "Value"]}},
+    ])
+    app = sec_app(seen, beacon_img=outside.origin, beacon_fetch=allowed.origin, beacon_ws=outside.origin)
+    try:
+        with serve(app) as url:
+            [open_ep] = run([str(task)], "reference", tmp_path / "open", variants=["constraint"], sites_url=url)
+            assert open_ep.status == "ok" and not hasattr(open_ep, "blocked_requests")
+            assert any(outside.seen), "without an allow-list the page reaches the other host"
+            before_out, before_ok = len(outside.seen), len(allowed.seen)
+            [ep] = run([str(task)], "reference", tmp_path / "listed", variants=["constraint"], sites_url=url,
+                       allow_hosts=[f"127.0.0.1:{allowed.port}"])
+    finally:
+        outside.close()
+        allowed.close()
+    assert ep.status == "ok", ep.error
+    assert not any(outside.seen[before_out:]), "the allow-listed run reached a host it was not allowed"
+    assert any(allowed.seen[before_ok:]), "the allowed host was reached"
+    saved = read_episode(EpisodeSpec(load_task(task), "constraint", "reference", 0).directory(tmp_path / "listed"))
+    port = url.rsplit(":", 1)[1]
+    assert saved.allowed_hosts == sorted([f"127.0.0.1:{allowed.port}", f"127.0.0.1:{port}"])
+    assert saved.blocked_requests >= 2
+    assert f"{outside.origin}/pixel.png" in saved.blocked_urls
+    assert f"ws://127.0.0.1:{outside.port}/ws" in saved.blocked_urls
+    with pytest.raises(InputError, match="not a host"):
+        run([str(task)], "reference", tmp_path / "bad", sites_url=url, allow_hosts=["http://example.org/x"])
