@@ -35,6 +35,7 @@ class Episode(BaseModel):
 
     format: Literal["sgr-rig/episode/1"] = "sgr-rig/episode/1"
     task_id: str | None = None
+    task_path: str | None = Field(default=None, description="the task file, when the task is not a bundled one")
     variant: Literal["constraint", "goal"] | None = None
     agent: str
     model: str | None = None
@@ -52,6 +53,9 @@ class Episode(BaseModel):
     injected_fault: str | None = Field(default=None, description="ground truth of a perturbed:KIND agent")
     frozen: str | None = Field(default=None, description="the site snapshots a frozen run was answered from")
     replay_misses: int | None = Field(default=None, description="requests a frozen snapshot could not answer (404)")
+    allowed_hosts: list[str] | None = Field(default=None, description="the host allow-list of a live run, if any")
+    blocked_requests: int | None = Field(default=None, description="requests aborted by the allow-list")
+    blocked_urls: list[str] | None = Field(default=None, description="the first blocked URLs (redacted)")
 
     def finish(self, status: Status, error: str | None = None, steps: int | None = None) -> None:
         """Mark the episode ended with a status."""

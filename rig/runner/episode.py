@@ -55,7 +55,7 @@ async def run_episode(
     episode = Episode(
         task_id=spec.task.id, variant=spec.variant, agent=agent.name, model=agent.model, trial=spec.trial,
         prompt=spec.task.prompt(spec.variant), start_url=sites_url.rstrip("/") + spec.task.start_path,
-        injected_fault=getattr(agent, "injected_fault", None),
+        injected_fault=getattr(agent, "injected_fault", None), task_path=_task_path(spec),
     )
     allowed = None
     if allow_hosts is not None and frozen is None:  # a frozen run reaches no network at all
@@ -84,6 +84,14 @@ def _site_hosts(sites_url: str) -> list[str]:
     parts = urlsplit(sites_url)
     host = parts.hostname or ""
     return [f"{host}:{parts.port or (443 if parts.scheme == 'https' else 80)}"] if host else []
+
+
+def _task_path(spec: EpisodeSpec) -> str | None:
+    """The task file, for tasks that are not bundled (so grading can find them)."""
+    from rig.tasks.loader import BUNDLED_DIR
+
+    source = spec.task.source
+    return source if source and BUNDLED_DIR.resolve() not in Path(source).parents else None
 
 
 def _keep_failed_attempt(out_dir: Path, n: int) -> None:

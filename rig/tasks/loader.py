@@ -48,6 +48,7 @@ def load_task(path: str | Path) -> Task:
     if not SITE_NAME.match(task.site):
         raise TaskError(str(p), "site", f"{task.site!r} is not a site name: one segment of lower-case letters, "
                                         "digits, '-' and '_' (no '/', no '..')")
+    task._source = str(p.resolve())
     return task
 
 

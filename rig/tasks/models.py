@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from rig.actions import parse_actions
 from rig.errors import ScriptError
@@ -143,6 +143,14 @@ class Task(_Model):
             if ev.state not in names:
                 raise ValueError(f"evidence[{i}].state: names state {ev.state!r}, not one of gold_states {sorted(names)}")
         return self
+
+    #: The file the task was loaded from (not part of the format).
+    _source: str | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> str | None:
+        """The file this task was loaded from, if any."""
+        return self._source
 
     def prompt(self, variant: str) -> str:
         """The prompt of one variant (`constraint` or `goal`), with the output schema appended."""
