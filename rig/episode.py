@@ -8,7 +8,7 @@ import platform
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,6 +56,12 @@ class Episode(BaseModel):
     allowed_hosts: list[str] | None = Field(default=None, description="the host allow-list of a live run, if any")
     blocked_requests: int | None = Field(default=None, description="requests aborted by the allow-list")
     blocked_urls: list[str] | None = Field(default=None, description="the first blocked URLs (redacted)")
+    dialogs: list[dict[str, Any]] = Field(default_factory=list, description="alert/confirm/prompt dialogs (first 20)")
+    dialog_count: int = 0
+    tabs: list[dict[str, Any]] = Field(default_factory=list, description="popups and new tabs, with their opener")
+    tab_count: int = 0
+    downloads: list[dict[str, Any]] = Field(default_factory=list, description="downloads saved under downloads/")
+    download_count: int = 0
 
     def finish(self, status: Status, error: str | None = None, steps: int | None = None) -> None:
         """Mark the episode ended with a status."""

@@ -80,7 +80,7 @@ class ScriptRunner:
         for i, action in enumerate(actions):
             verb = verb_of(action)
             info = self.describe(action)
-            ctx = self.hook.action(info) if self.hook else nullcontext()
+            ctx = self.hook.action({**info, "page": self.page}) if self.hook else nullcontext()
             try:
                 async with ctx:
                     await getattr(self, f"_do_{verb}")(getattr(action, verb))

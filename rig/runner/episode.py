@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from loguru import logger
+from playwright.async_api import BrowserContext
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_fixed
 
 from recorders import Recorder, RecorderOptions, SiteAdapter
@@ -20,9 +22,12 @@ from rig.record import write_answer
 from rig.runner.browsers import BrowserPool
 from rig.runner.budget import BudgetExceeded, supervise
 from rig.runner.hosts import HostGuard
+from rig.runner.pageevents import PageEvents
 from rig.runner.spec import EpisodeSpec
 
 ATTEMPTS_DIR = "attempts"
+#: How long closing the recorder may take before the context's pages are closed under it.
+CLOSE_S = 20.0
 
 
 class _Infra(Exception):
@@ -112,6 +117,7 @@ async def _attempt(
     episode.versions.playwright = playwright_version()
     write_episode(out_dir, episode)
     rec: Recorder | None = None
+    events: PageEvents | None = None
     guard = HostGuard(allowed) if allowed is not None else None
     try:
         async with pool.context(agent.needs_cdp) as (context, cdp_url, browser):
@@ -120,6 +126,7 @@ async def _attempt(
             if guard is not None:
                 await guard.attach(context)
             rec = await Recorder.attach(context, out_dir, options=options, adapters=adapters)
+            events = PageEvents.attach(context, rec, out_dir)
             if guard is not None:
                 guard.redact = rec.redactor.url
             page = context.pages[0] if context.pages else await context.new_page()
@@ -131,7 +138,8 @@ async def _attempt(
                 cdp_url=cdp_url, console=sys.stdout,
             )
             status, error = await _drive(agent, env, rec, budget, browser)
-            await rec.close()
+            await events.finish()
+            await _close_bounded(rec, context)
             episode.finish(status, rec.redactor.url(error) if error else None, rec.steps)
             if session is not None:
                 episode.frozen = ", ".join(frozen.sites)
@@ -147,6 +155,8 @@ async def _attempt(
     finally:
         if guard is not None:
             episode.blocked_requests, episode.blocked_urls = guard.blocked, guard.urls
+        if events is not None:
+            events.write_to(episode)
     logger.info("{}: {} ({} steps){}", spec.label, episode.status, episode.steps, f": {episode.error}" if episode.error else "")
 
 
@@ -187,6 +197,25 @@ def _redacted_answer(answer: Answer, rec: Recorder) -> Answer:
 def _redacted(rec: Recorder | None, message: str) -> str:
     """An error message with the episode's secrets (tokens in URLs, typed passwords) redacted."""
     return rec.redactor.url(message) if rec is not None else message
+
+
+async def _close_bounded(rec: Recorder, context: BrowserContext) -> None:
+    """Close the recorder; if a page never answers (an endless run of dialogs), close the pages under it so the
+    recorder still finishes its files."""
+    closing = asyncio.ensure_future(rec.close())
+    await asyncio.wait({closing}, timeout=CLOSE_S)
+    if not closing.done():
+        logger.warning("the recorder did not close within {:g} s: closing the pages under it", CLOSE_S)
+        for page in context.pages:
+            try:
+                await asyncio.wait_for(page.close(), 5)
+            except Exception as exc:  # the page or browser is gone: nothing left to close
+                logger.debug("closing a page under the recorder: {}", exc)
+        await asyncio.wait({closing}, timeout=CLOSE_S)
+    if not closing.done():
+        closing.cancel()
+        raise InfraError(f"the recorder did not close within {2 * CLOSE_S:g} s")
+    closing.result()
 
 
 async def _close(rec: Recorder | None) -> None:

@@ -1,0 +1,334 @@
+"""Hostile pages (tests/pages/hostile): dialogs, popups and new tabs, downloads, a redirect loop, meta-refresh loops,
+a response that never ends, a 10 MB DOM and HTTP 500s, each met by episodes of the real runner with tight budgets.
+
+Each episode ends within its budget with the status it should have (ok when the agent gets through its script,
+agent_error when its action fails because of the page, timeout only when the agent itself waits forever), what the
+page did is recorded as such, nothing recorded before the fault is lost, and the other episodes of the run carry on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import io
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_faults import assert_intact, lines
+from warcio.archiveiterator import ArchiveIterator
+
+from recorders import RecorderOptions
+from rig.actions import parse_actions
+from rig.agents.base import Budget, EpisodeEnv
+from rig.agents.scripted import ScriptRunner
+from rig.answer import Answer
+from rig.episode import Episode, read_episode
+from rig.runner.local import run_local
+from rig.runner.pageevents import KEEP, STORM_DIALOGS
+from rig.runner.spec import EpisodeSpec
+from rig.tasks import resolve_task
+
+SERVER = Path(__file__).parent / "pages" / "hostile" / "server.py"
+BASE = resolve_task("eco-02")
+#: Tight recorder waits: a page that never settles costs at most 2 s per step, an unread body 2 s.
+OPTIONS = RecorderOptions(max_settle_ms=2000, body_timeout_ms=2000)
+#: Steps before the first hostile action in every script below: the start page and a goto of the index.
+CALM = [{"goto": "/"}, {"extract_text": {"selector": "h1", "as": "index"}}]
+
+
+def _load(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location("hostile_pages", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+SITE = _load(SERVER)
+
+
+@pytest.fixture(scope="module")
+def hostile():
+    """The hostile site on 127.0.0.1 for this module."""
+    with SITE.HostileServer() as srv:
+        yield srv
+
+
+class Hostile:
+    """Runs a script per task (`hostile-<name>`) with its own action timeout (0: wait forever); the answer lists the
+    texts the script extracted, as rows [name, text]."""
+
+    name, model, needs_cdp = "test:hostile", None, False
+
+    def __init__(self, scripts: dict[str, tuple[list[dict], float]]) -> None:
+        self.scripts = scripts
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        script, timeout_s = self.scripts[env.task.id.removeprefix("hostile-")]
+        runner = ScriptRunner(env.page, env.sites_url, hook=env.recorder, timeout_s=timeout_s)
+        result = await runner.run(parse_actions(script, env.task.id))
+        texts = [[k, v] for k, v in result.variables.items() if isinstance(v, str)]
+        return Answer(columns=["name", "text"], rows=texts)
+
+
+class Run:
+    """The episodes of one `run_local` call, by script name, and how long the call took."""
+
+    def __init__(self, runs_dir: Path, episodes: dict[str, Episode], seconds: float) -> None:
+        self.runs_dir, self.episodes, self.seconds = runs_dir, episodes, seconds
+
+    def dir(self, name: str) -> Path:
+        return EpisodeSpec(_task(name), "constraint", Hostile.name, 0).directory(self.runs_dir)
+
+    def steps(self, name: str) -> list[dict]:
+        return lines(self.dir(name) / "trajectory.jsonl")
+
+    def saved(self, name: str) -> Episode:
+        return read_episode(self.dir(name))
+
+    def answer(self, name: str) -> dict[str, str]:
+        return dict(json.loads((self.dir(name) / "answer.json").read_text())["rows"])
+
+    def responses(self, name: str) -> list[tuple[str, int, str | None]]:
+        """(URL, HTTP status, WARC-Truncated) of every response record; warcio reads the archive to its end."""
+        out = []
+        with open(self.dir(name) / "evidence.warc.gz", "rb") as f:
+            for rec in ArchiveIterator(io.BytesIO(f.read())):
+                rec.content_stream().read()
+                if rec.rec_type == "response":
+                    out.append((rec.rec_headers.get_header("WARC-Target-URI"), int(rec.http_headers.get_statuscode()),
+                                rec.rec_headers.get_header("WARC-Truncated")))
+        return out
+
+
+def _task(name: str):
+    return BASE.model_copy(update={"id": f"hostile-{name}", "start_path": "/"})
+
+
+async def _run(site, runs_dir: Path, scripts: dict[str, tuple[list[dict], float]], budget: Budget,
+               concurrency: int = 2, options: RecorderOptions = OPTIONS) -> Run:
+    agent = Hostile(scripts)
+    specs = [EpisodeSpec(_task(name), "constraint", agent.name, 0) for name in scripts]
+    start = time.monotonic()
+    episodes = await run_local(specs, agent, runs_dir, sites_url=site.url, budget=budget, concurrency=concurrency,
+                               options=options)
+    return Run(runs_dir, dict(zip(scripts, episodes)), time.monotonic() - start)
+
+
+def _ok(run: Run, name: str, steps: int) -> list[dict]:
+    """The episode ended ok, once, its recording intact with at least `steps` steps; its steps."""
+    ep = run.episodes[name]
+    assert (ep.status, ep.error, ep.attempts) == ("ok", None, 1), name
+    assert run.saved(name).status == "ok"
+    return assert_intact(run.dir(name), at_least=steps)
+
+
+# ---- dialogs -----------------------------------------------------------------------------------------------
+
+
+async def test_dialogs_are_answered_and_recorded(hostile, tmp_path):
+    scripts = {
+        "alert-load": (CALM + [{"goto": "/alert-load"}, {"extract_text": {"selector": "#ok", "as": "loaded"}}], 5),
+        "dialogs": (CALM + [
+            {"goto": "/dialogs"}, {"click": "#alert"}, {"extract_text": {"selector": "#out", "as": "alert"}},
+            {"click": "#confirm"}, {"extract_text": {"selector": "#out", "as": "confirm"}},
+            {"click": "#prompt"}, {"extract_text": {"selector": "#out", "as": "prompt"}},
+        ], 5),
+    }
+    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10))
+    assert run.seconds < 30
+
+    steps = _ok(run, "alert-load", 5)
+    assert run.answer("alert-load")["loaded"] == "loaded", "the alert did not block the page"
+    assert steps[3]["url"].endswith("/alert-load") and steps[3]["action"]["type"] == "goto"
+    ep = run.saved("alert-load")
+    assert ep.dialog_count == 1
+    assert ep.dialogs == [{"type": "alert", "message": "hello from load", "default_value": None,
+                           "url": f"{hostile.url}/alert-load", "tab": 0, "after_step": 2, "response": "dismissed"}]
+
+    steps = _ok(run, "dialogs", 10)
+    got = run.answer("dialogs")  # a dismissed confirm is false and a dismissed prompt null, as in a browser
+    assert (got["alert"], got["confirm"], got["prompt"]) == ("alerted", "confirm: false", "prompt: null")
+    ep = run.saved("dialogs")
+    assert ep.dialog_count == 3
+    assert [(d["type"], d["message"], d["default_value"], d["after_step"], d["response"]) for d in ep.dialogs] == [
+        ("alert", "plain alert", None, 3, "dismissed"),
+        ("confirm", "Really?", None, 5, "dismissed"),
+        ("prompt", "Your name?", "nobody", 7, "dismissed"),
+    ]
+    clicks = [s for s in steps if s["action"]["type"] == "click"]  # each dialog's click is the step after it
+    assert [s["step"] - 1 for s in clicks] == [d["after_step"] for d in ep.dialogs]
+    assert ep.tabs == [] and ep.downloads == [] and ep.tab_count == ep.download_count == 0
+
+
+async def test_an_endless_run_of_dialogs_is_bounded_and_the_other_episode_carries_on(hostile, tmp_path):
+    scripts = {
+        "storm": (CALM + [{"goto": "/dialog-storm"}, {"extract_text": {"selector": "#ok", "as": "storm"}}], 3),
+        "calm": (CALM + [{"goto": "/dialogs"}, {"click": "#alert"}], 3),
+    }
+    budget = Budget(max_steps=30, timeout_s=30, stall_s=5)
+    run = await _run(hostile, tmp_path, scripts, budget)
+    _ok(run, "calm", 5)
+    ep = run.episodes["storm"]
+    assert ep.status == "timeout" and ep.attempts == 1, ep.error  # nothing could run in the page, not even capture
+    assert ep.seconds < budget.stall_s + 15
+    saved = run.saved("storm")
+    assert saved.dialog_count >= STORM_DIALOGS and len(saved.dialogs) == KEEP
+    assert {(d["type"], d["message"], d["response"]) for d in saved.dialogs} == {("alert", "again", "dismissed")}
+    steps = assert_intact(run.dir("storm"), at_least=3)  # the steps before the storm are kept
+    assert [s["action"]["type"] for s in steps[:3]] == ["goto", "goto", "extract_text"]
+
+
+# ---- popups, new tabs and downloads ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+async def popups(hostile, tmp_path_factory) -> Run:
+    scripts = {"popups": (CALM + [{"goto": "/popups"}, {"click": "#open"}, {"click": "#blank"},
+                                  {"extract_text": {"selector": "h1", "as": "title"}}], 5)}
+    return await _run(hostile, tmp_path_factory.mktemp("popups"), scripts,
+                      Budget(max_steps=30, timeout_s=30, stall_s=10))
+
+
+async def test_popups_and_new_tabs_are_listed_with_their_opener(popups, hostile):
+    steps = _ok(popups, "popups", 7)
+    assert popups.answer("popups")["title"] == "Popups", "the agent's page stays its page"
+    agent = [s for s in steps if s["action"]["source"] == "agent"]
+    assert [s["action"]["type"] for s in agent] == ["goto", "goto", "extract_text", "goto", "click", "click",
+                                                    "extract_text"]
+    assert {s["tab"] for s in agent} == {0}, "the script's actions are steps of the tab it acted on"
+    ep = popups.saved("popups")
+    assert ep.tab_count == 2
+    assert [(t["tab"], t["opener_tab"], t["url"]) for t in ep.tabs] == [
+        (1, 0, f"{hostile.url}/popup-target?via=open"), (2, 0, f"{hostile.url}/popup-target?via=blank")]
+    for tab, click in zip(ep.tabs, agent[4:6]):  # opened by the click: before its step is written, or right after
+        assert click["step"] - 1 <= tab["after_step"] <= click["step"]
+
+
+@pytest.mark.xfail(reason="recorders: Recorder.action folds every tab's events into the acting tab's step, so a "
+                          "popup gets no step of its own (see the hostile-pages report)", strict=False)
+async def test_new_tabs_get_steps_of_their_own(popups, hostile):
+    steps = popups.steps("popups")
+    own = {s["tab"]: s["url"] for s in steps if s["tab"] > 0}
+    assert own == {1: f"{hostile.url}/popup-target?via=open", 2: f"{hostile.url}/popup-target?via=blank"}
+
+
+async def test_downloads_are_saved_under_the_episode_and_listed(hostile, tmp_path):
+    scripts = {"download": (CALM + [{"goto": "/download"}, {"click": "#file"},
+                                    {"extract_text": {"selector": "h1", "as": "title"}}], 5)}
+    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10))
+    steps = _ok(run, "download", 6)
+    assert run.answer("download")["title"] == "Download", "a download leaves the page where it was"
+    ep = run.saved("download")
+    assert ep.download_count == 1
+    [d] = ep.downloads
+    assert d == {"url": f"{hostile.url}/file.csv", "suggested_filename": "hostile.csv", "tab": 0,
+                 "after_step": steps[-2]["step"] - 1, "status": "saved", "file": "downloads/0-hostile.csv",
+                 "bytes": len(SITE.CSV), "sha256": hashlib.sha256(SITE.CSV).hexdigest()}
+    assert (run.dir("download") / d["file"]).read_bytes() == SITE.CSV
+
+
+# ---- loops -------------------------------------------------------------------------------------------------
+
+
+async def test_a_redirect_loop_is_the_agents_error_and_the_other_episode_carries_on(hostile, tmp_path):
+    scripts = {
+        "loop": (CALM + [{"goto": "/loop"}, {"extract_text": {"selector": "h1", "as": "never"}}], 5),
+        "calm": (CALM + [{"goto": "/error-500"}], 5),
+    }
+    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10))
+    _ok(run, "calm", 4)
+    ep = run.episodes["loop"]
+    assert ep.status == "agent_error" and ep.attempts == 1
+    assert "action [2] goto" in ep.error and "ERR_TOO_MANY_REDIRECTS" in ep.error
+    steps = assert_intact(run.dir("loop"), at_least=3)
+    assert [s["action"]["type"] for s in steps[:3]] == ["goto", "goto", "extract_text"]
+    redirects = [r for r in run.responses("loop") if r[0] == f"{hostile.url}/loop"]
+    assert len(redirects) >= 10 and {r[1] for r in redirects} == {302}, "the loop's redirects are archived"
+    assert not (run.dir("loop") / "answer.json").exists()
+
+
+async def test_meta_refresh_loops_are_bounded_and_archived(hostile, tmp_path):
+    scripts = {
+        "refresh-self": (CALM + [{"goto": "/refresh-self"}], 5),
+        "refresh-ab": (CALM + [{"goto": "/refresh-a"}], 5),
+    }
+    budget = Budget(max_steps=30, timeout_s=30, stall_s=10)
+    run = await _run(hostile, tmp_path, scripts, budget)
+    assert run.seconds < budget.timeout_s
+    for name, pages in (("refresh-self", {"/refresh-self"}), ("refresh-ab", {"/refresh-a", "/refresh-b"})):
+        _ok(run, name, 3)
+        loaded = [r[0].removeprefix(hostile.url) for r in run.responses(name) if r[1] == 200]
+        assert set(loaded) >= pages and len([u for u in loaded if u in pages]) >= 5, (name, loaded)
+
+
+# ---- a response that never ends ----------------------------------------------------------------------------
+
+
+async def test_a_response_that_never_ends(hostile, tmp_path):
+    click = CALM + [{"click": "a[href='/never-ends']"}, {"wait_for": "#ok"}]
+    scripts = {
+        "read": (click + [{"extract_text": {"selector": "#ok", "as": "first"}}], 3),  # the first bytes are there
+        "goto": (CALM + [{"goto": "/never-ends"}], 3),  # waits for a load event that never comes, up to 3 s
+        "forever": (click + [{"wait_for": "#never-there"}], 0),  # the agent itself waits forever
+    }
+    budget = Budget(max_steps=30, timeout_s=40, stall_s=5)
+    run = await _run(hostile, tmp_path, scripts, budget, concurrency=3)
+    assert run.seconds < 40
+
+    steps = _ok(run, "read", 5)
+    assert run.answer("read")["first"] == "first bytes"
+    assert steps[-1]["url"] == f"{hostile.url}/never-ends" and steps[-1]["settled"] is False
+
+    ep = run.episodes["goto"]
+    assert ep.status == "agent_error" and "action [2] goto timed out" in ep.error
+    assert_intact(run.dir("goto"), at_least=3)
+
+    ep = run.episodes["forever"]
+    assert ep.status == "timeout" and "stalled: no new step for 5 s" in ep.error
+    steps = assert_intact(run.dir("forever"), at_least=4)
+    assert steps[3]["action"]["type"] == "click" and steps[3]["url"] == f"{hostile.url}/never-ends"
+    for name in scripts:  # the unfinished body is archived as such
+        unfinished = [r for r in run.responses(name) if r[0] == f"{hostile.url}/never-ends"]
+        assert [(r[1], r[2]) for r in unfinished] == [(200, "time")], name
+
+
+# ---- a 10 MB DOM and HTTP 500s -----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_a_10_mb_dom(hostile, tmp_path):
+    scripts = {"big": (CALM + [{"goto": "/big-dom"}, {"extract_text": {"selector": "#ok", "as": "end"}}], 40)}
+    budget = Budget(max_steps=30, timeout_s=90, stall_s=60)
+    run = await _run(hostile, tmp_path, scripts, budget, options=RecorderOptions())  # the body takes seconds to load
+    assert run.seconds < budget.timeout_s
+    steps = _ok(run, "big", 5)
+    assert run.answer("big")["end"] == "big"
+    assert steps[3]["url"] == f"{hostile.url}/big-dom"
+    [page] = [r for r in run.responses("big") if r[0] == f"{hostile.url}/big-dom"]
+    assert page[1:] == (200, None), "the whole 10 MB body is archived"
+    size = 0
+    with open(run.dir("big") / "evidence.warc.gz", "rb") as f:
+        for rec in ArchiveIterator(f):
+            if rec.rec_headers.get_header("WARC-Rig-Step") == str(steps[3]["step"]):
+                size = max(size, len(rec.content_stream().read()))
+    assert size >= SITE.BIG_DOM_BYTES, "the step's DOM snapshot holds the whole page"
+
+
+async def test_http_500s_are_archived_with_their_status(hostile, tmp_path):
+    scripts = {
+        "error-500": (CALM + [{"goto": "/error-500"}, {"extract_text": {"selector": "#ok", "as": "page"}}], 5),
+        "fetch-500": (CALM + [{"goto": "/fetch-500"}, {"click": "#fetch"}, {"wait_for": "text=status 500"},
+                              {"extract_text": {"selector": "#out", "as": "out"}}], 5),
+    }
+    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10))
+    steps = _ok(run, "error-500", 5)
+    assert steps[3]["url"] == f"{hostile.url}/error-500"
+    assert run.answer("error-500")["page"] == "Internal Server Error: the server failed"
+    assert (f"{hostile.url}/error-500", 500, None) in run.responses("error-500")
+    _ok(run, "fetch-500", 7)
+    assert run.answer("fetch-500")["out"] == 'status 500: {"error": "boom"}'
+    assert (f"{hostile.url}/api/fail", 500, None) in run.responses("fetch-500")
