@@ -13,7 +13,8 @@ def setup_logging(verbose: bool = False, quiet: bool = False) -> None:
     logger.remove()
     logger.enable("recorders")
     level = "DEBUG" if verbose else "WARNING" if quiet else "INFO"
-    logger.add(sys.stderr, level=level, format="<green>{time:HH:mm:ss}</green> <level>{level: <7}</level> {message}")
+    # Resolve sys.stderr at each write: a caller may swap it (tests, CliRunner) and close the old one.
+    logger.add(lambda message: sys.stderr.write(message), level=level, format="{time:HH:mm:ss} {level: <7} {message}")
 
 
 def add_run_log(path: Path) -> int:
