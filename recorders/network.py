@@ -22,7 +22,6 @@ from recorders.warc import Exchange, WarcArchive
 _UNSETTLING = {"eventsource", "websocket"}  # long-lived by design: never counted as "in flight"
 _DROP_RESPONSE = {"content-encoding", "transfer-encoding", "content-length"}  # the body is stored decoded
 _HEADERS_TIMEOUT_S = 10.0
-_POLL_S = 0.01
 
 
 class NetworkCapture:
@@ -42,6 +41,7 @@ class NetworkCapture:
         self._started: dict[Request, tuple[float, str]] = {}
         self._waiting: dict[Request, float] = {}  # requests that keep the page unsettled -> when they started
         self._tasks: set[asyncio.Task[None]] = set()
+        self._ended = asyncio.Event()  # set whenever a waited-for request ends
         self.last_activity = time.monotonic()
         #: The response record id of each frame's current document.
         self.documents: dict[Frame, str] = {}
@@ -57,6 +57,10 @@ class NetworkCapture:
         if self.inflight > 0:
             return 0.0
         return time.monotonic() - self.last_activity
+
+    def touch(self) -> None:
+        """Count now as network activity (an action just ran: a request it started may still be on its way)."""
+        self.last_activity = time.monotonic()
 
     def on_request(self, request: Request) -> None:
         """A request started."""
@@ -79,7 +83,8 @@ class NetworkCapture:
         started = self._started.pop(request, None)
         if started is None:
             return
-        self._waiting.pop(request, None)
+        if self._waiting.pop(request, None) is not None:
+            self._ended.set()
         self.last_activity = time.monotonic()
         if response is not None and request.is_navigation_request():
             rid = self._archive.new_id()
@@ -92,10 +97,14 @@ class NetworkCapture:
         task.add_done_callback(self._tasks.discard)
 
     async def wait_idle(self, timeout_s: float) -> None:
-        """Wait (bounded) until no request waits for its response."""
+        """Wait (bounded) until no request waits for its response (one turning long-lived counts as done)."""
         deadline = time.monotonic() + timeout_s
-        while self.inflight and time.monotonic() < deadline:
-            await asyncio.sleep(_POLL_S)
+        while self.inflight and (left := deadline - time.monotonic()) > 0:
+            now = time.monotonic()
+            stale = min((t + self._stale - now for t in self._waiting.values() if now - t < self._stale), default=left)
+            self._ended.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ended.wait(), max(0.001, min(left, stale)))
 
     async def drain(self, timeout_s: float) -> None:
         """Wait (bounded) for pending bodies; archive what is still missing as truncated."""

@@ -1,13 +1,14 @@
 // Page-side observer of the sgr-rig recorder (an init script; idempotent).
 // Reports user events, same-document navigations and typed secrets through the exposed binding,
-// tracks DOM quiet, and answers `collect(opts)`: the whole retrieval state in one call, walking
-// open shadow roots and same-origin iframes. Password values never leave the page except as
-// `secret` (kept in the recorder's memory for scrubbing, never written).
+// tracks DOM quiet and when each visible change began rendering, and answers `collect(opts)`: the
+// whole retrieval state in one call, walking open shadow roots and same-origin iframes. Password
+// values never leave the page except as `secret` (kept in the recorder's memory for scrubbing,
+// never written).
 (() => {
-  const BINDING = "__sgrRecorderEvent";
+  const BINDING = "__sgrRecorderEvent", PAINT_BINDING = "__sgrRecorderPaint";
   if (window.__sgrRec) return;
   const clock = () => performance.timeOrigin + performance.now();
-  const rec = { lastMutation: clock(), doc: Math.random().toString(36).slice(2) };
+  const rec = { lastMutation: clock() };
   try {
     Object.defineProperty(window, "__sgrRec", { value: rec, enumerable: false });
   } catch (e) {
@@ -19,6 +20,7 @@
     if (typeof fn !== "function") return;
     ev.url = location.href;
     ev.top = window === window.top;
+    ev.t = clock();
     try {
       const p = fn(ev);
       if (p && p.catch) p.catch(() => {});
@@ -26,7 +28,7 @@
   };
 
   // ---- pending work: short timers, animation frames, fetch (with its body read) and XHR --------------
-  // A page with none of these pending and no mutation while we waited one frame is settled.
+  // A page with none of these pending and no DOM mutation since collect() began is settled.
   const SHORT_TIMER_MS = 1000;
   const requests = new Set(); // pending fetches, body reads and XHRs, by start time
   const timers = new Set(), frames = new Set();
@@ -78,8 +80,26 @@
     };
   }
 
+  // ---- paints: when each visible change is rendered ---------------------------------------------------
+  // `changed`: the last DOM mutation, form edit or scroll. Each animation frame that renders a change is
+  // reported to the recorder with its frame time and the time its callbacks ran (see recorders/screens.py).
+  rec.changed = clock();
+  let rafPending = false;
+  const onFrame = (ts) => {
+    rafPending = false;
+    const report = window[PAINT_BINDING]; // the recorder's CDP binding: in order with its screencast frames
+    if (typeof report === "function") {
+      try { report(rec.changed + " " + (performance.timeOrigin + ts) + " " + clock()); } catch (e) {}
+    }
+  };
+  const changed = () => {
+    rec.changed = clock();
+    if (!rafPending) { rafPending = true; origRaf.call(W, onFrame); }
+  };
+  window.addEventListener("scroll", changed, { capture: true, passive: true });
+
   // ---- DOM quiet -------------------------------------------------------------------------------
-  const mo = new MutationObserver(() => { rec.lastMutation = clock(); });
+  const mo = new MutationObserver(() => { rec.lastMutation = clock(); changed(); });
   const watch = (root) => mo.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
   watch(document);
 
@@ -172,6 +192,7 @@
     return el.value;
   };
   const onEvent = (e) => {
+    if (e.type === "input" || e.type === "change") changed(); // a new value shows without a DOM mutation
     if (seen.has(e)) return;
     seen.add(e);
     const path = e.composedPath();
@@ -229,19 +250,10 @@
   const visible = (el) => (el.checkVisibility ? el.checkVisibility() : true);
 
   const tick = () => new Promise((resolve) => origSetTimeout.call(W, resolve, 0));
-  const frame = () => new Promise((resolve) => {
-    if (document.hidden) return resolve();
-    origRaf.call(W, () => resolve());
-    origSetTimeout.call(W, resolve, 100); // no frames in a background page
-  });
-
-  // Called right before a screenshot is requested: collect() then says whether the screenshot shows its state.
-  rec.mark = () => { rec.marked = clock(); return rec.doc; };
 
   rec.collect = async (opts) => {
     const t0 = clock();
     await tick(); // let tasks the last action queued run first (a form submission starts its navigation)
-    if (opts.frame) await frame(); // and let the page render once
     if (rec.unloading && clock() - rec.unloading < 2000) return { url: location.href, quiet: 0, busy: true, partial: true, navigating: true };
     const roots = [], specials = new Set();
     const visit = (root) => {
@@ -258,10 +270,12 @@
     visit(document);
 
     let last = rec.lastMutation, loading = document.readyState === "loading", work = rec.pending(opts.staleMs);
+    let latest = rec; // the observer (of this document or a same-origin frame) that saw the last visible change
     for (const root of roots) {
       if (root.nodeType !== 9 || root === document) continue;
       const r = root.defaultView && root.defaultView.__sgrRec;
       if (r && r.lastMutation > last) last = r.lastMutation;
+      if (r && r.changed > latest.changed) latest = r;
       if (r) work += r.pending(opts.staleMs);
       if (root.readyState === "loading") loading = true;
     }
@@ -302,8 +316,8 @@
       facts[name] = el ? (f.attribute ? el.getAttribute(f.attribute) : squash(el.innerText || el.textContent, 400)) : null;
     }
 
-    const out = { url: location.href, quiet, busy, controls, aria, facts, doc: rec.doc };
-    out.unchangedSinceMark = rec.marked !== undefined && last <= rec.marked;
+    const out = { url: location.href, quiet, busy, controls, aria, facts, changed: latest.changed };
+    out.reports = typeof window[PAINT_BINDING] === "function"; // paints reach the recorder
     if (opts.text) out.text = textOf(document, specials);
     if (opts.html) out.html = serialize(document, new Set((opts.secretNames || []).map((n) => n.toLowerCase())));
     return out;

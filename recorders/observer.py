@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, Page
 
 #: The name of the binding the observer reports events through.
 BINDING = "__sgrRecorderEvent"
+#: The CDP binding the observer reports rendered changes through: `"<changed> <frame time> <callbacks ran>"`
+#: (page clock, ms since the epoch).
+PAINT_BINDING = "__sgrRecorderPaint"
 
-_COLLECT = "o => window.__sgrRec ? window.__sgrRec.collect(o) : null"
-_MARK = "window.__sgrRec ? window.__sgrRec.mark() : null"
+_COLLECT = "async o => window.__sgrRec ? JSON.stringify(await window.__sgrRec.collect(o)) : null"
 
 
 @cache
@@ -29,21 +32,11 @@ async def install(frame: Frame) -> None:
         await frame.evaluate(observer_script())
 
 
-async def mark(cdp: CDPSession) -> str | None:
-    """Mark the page right before a screenshot; the document's token (None when the page has no observer)."""
-    try:
-        res = await cdp.send("Runtime.evaluate", {"expression": _MARK, "returnByValue": True})
-    except PlaywrightError:
-        return None
-    return res.get("result", {}).get("value")
-
-
 async def collect(
     page: Page,
     facts: dict[str, dict[str, Any]],
     min_quiet_ms: float = 0,
     secret_names: list[str] | None = None,
-    frame: bool = False,
     stale_ms: float = 3000,
     text: bool = True,
     html: bool = True,
@@ -51,27 +44,26 @@ async def collect(
     """The page's raw state in one call: URL, controls, ARIA states, facts, text and live HTML, and how settled it is.
 
     The live HTML carries current form values (never those of password fields or fields in `secret_names`).
-    The page first runs the tasks already queued (and, with `frame`, renders one frame). `busy` says whether it
-    still has work pending (short timers, animation frames, fetches and XHR younger than `stale_ms`, loading) or
-    mutated meanwhile; `quiet` is
-    the time since its last DOM mutation (ms). When busy and quiet for less than `min_quiet_ms`, only `url`,
-    `quiet`, `busy` and `partial: true` come back. Else also `doc` (the document's token) and `unchangedSinceMark`
-    (no mutation since `mark()`). None when the page is between documents or closed.
+    The page first runs the tasks already queued. `busy` says whether it still has work pending (short timers,
+    animation frames, fetches and XHR younger than `stale_ms`, loading) or mutated meanwhile; `quiet` is the time
+    since its last DOM mutation (ms). When busy and quiet for less than `min_quiet_ms`, only `url`, `quiet`,
+    `busy` and `partial: true` come back. Else also `changed` (the page clock, ms since the epoch, of the last DOM
+    mutation, form edit or scroll) and `reports` (the page reports the animation frames rendering its changes
+    through `PAINT_BINDING`). None when the page is between documents or closed.
     """
     opts = {
         "facts": facts,
         "text": text,
         "html": html,
         "minQuiet": min_quiet_ms,
-        "frame": frame,
         "staleMs": stale_ms,
         "secretNames": secret_names or [],
     }
-    try:
+    try:  # one JSON string: far cheaper to pass through Playwright than the nested value
         raw = await page.evaluate(_COLLECT, opts)
         if raw is None:
             await install(page.main_frame)
             raw = await page.evaluate(_COLLECT, opts)
     except PlaywrightError:
         return None
-    return raw
+    return json.loads(raw) if raw is not None else None

@@ -27,6 +27,12 @@ class RecorderOptions(BaseModel):
     )
     jpeg_quality: int = Field(default=60, ge=1, le=100)
     screenshot_scale: float = Field(default=1.0, gt=0, le=1, description="scale the viewport image by this factor")
+    screenshot_wait_ms: int = Field(
+        default=100,
+        ge=0,
+        description="before an action, wait at most this long after the last step's change for a frame showing it "
+        "(0: never; a state the next action replaces within a frame or two may then be pictured by the one before)",
+    )
     network_quiet_ms: int = Field(default=50, ge=0, description="no request in flight for this long")
     dom_quiet_ms: int = Field(default=50, ge=0, description="no DOM mutation for this long")
     max_settle_ms: int = Field(default=5000, ge=0, description="give up waiting for quiet after this long")

@@ -4,6 +4,10 @@ It observes the pages itself (the observer's events through an exposed binding, 
 the network), so steps are written whoever drives the browser. A driver that reports its actions wraps
 each one in `rec.action(info)`: everything observed meanwhile becomes ONE step with `source: agent`.
 Anything else becomes `source: observed` steps, one per burst of events.
+
+A step's line is written as soon as the page settled; its JPEG (`screens/NNNN.jpg`, named in the line) comes
+from the tab's screencast and is written shortly after, once the next action began (see `screens`). So after
+a crash (SIGKILL) every line still parses, but the image of the last step or two may be missing.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from loguru import logger
-from playwright.async_api import BrowserContext, CDPSession, Frame, Page
+from playwright.async_api import BrowserContext, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from recorders import observer
@@ -30,6 +34,7 @@ from recorders.models import Action, Step
 from recorders.network import NetworkCapture
 from recorders.options import RecorderOptions
 from recorders.redact import REDACTED, Redactor
+from recorders.screens import Screencast
 from recorders.steps import StepWriter, Tab
 from recorders.trajectory import TrajectoryWriter
 from recorders.warc import WarcArchive, new_record_id
@@ -168,24 +173,33 @@ class Recorder:
             self._add_page(page)
             for frame in page.frames:
                 await observer.install(frame)
+        await asyncio.gather(*(tab.screen for tab in self._tabs.values() if tab.screen is not None))
 
     def _add_page(self, page: Page) -> None:
         tab = Tab(page, index=len(self._tabs))
         self._tabs[page] = tab
-        tab.cdp = asyncio.get_running_loop().create_task(self._cdp(page))
+        if self.options.screenshots != "off":
+            tab.screen = asyncio.get_running_loop().create_task(self._screencast(page))
         page.on("framenavigated", lambda frame: self._on_navigated(tab, frame))
         page.on("close", lambda _: self._on_close(tab))
         self._active = tab
         if page.url not in ("", "about:blank"):  # a popup may have committed its first navigation already
             self._on_event(tab, {"type": "navigate", "value": page.url})
 
-    async def _cdp(self, page: Page) -> CDPSession | None:
+    async def _screencast(self, page: Page) -> Screencast | None:
         try:
-            return await self.context.new_cdp_session(page)
+            cast = Screencast(await self.context.new_cdp_session(page))
         except PlaywrightError:
             return None  # not Chromium, or the page closed: screenshots fall back to Playwright's
+        try:
+            await cast.start(page, self.options.jpeg_quality, self.options.screenshot_scale)
+        except PlaywrightError:
+            cast.visible = False  # no frames will come: each step takes a screenshot
+        return cast
 
     def _on_close(self, tab: Tab) -> None:
+        if (cast := tab.started()) is not None:
+            cast.end(time.time())  # nothing more to see: its last image comes from the frames it sent
         if self._active is tab:
             self._active = next((t for t in reversed(self._tabs.values()) if not t.page.is_closed()), None)
 
@@ -211,6 +225,8 @@ class Recorder:
         self._last_event = time.monotonic()
         self._active = tab
         if not self._agent:
+            if (cast := tab.started()) is not None:  # a new burst: the previous step's image shows no part of it
+                cast.end(data["t"] / 1000 if isinstance(data.get("t"), int | float) else time.time())
             self._on_event_pending()
 
     # ---- the public step triggers -----------------------------------------------------------------
@@ -222,11 +238,18 @@ class Recorder:
         `info` may name the acted-on page under `"page"`; else the page that showed activity is used.
         """
         await self._flush_observed()
+        casts = self._casts()
+        if self.options.screenshot_wait_ms:
+            await asyncio.gather(*(cast.wait_shown(self.options.screenshot_wait_ms / 1000) for cast in casts))
+        now = time.time()
+        for cast in casts:
+            cast.end(now)  # no step image shows this action or what follows
         self._agent += 1
         start = len(self._events)
         failed = cancelled = False
         try:
             yield
+            self._net.touch()  # a request the action just started may not have reached us yet
         except Exception:
             failed = True
             raise
@@ -264,15 +287,18 @@ class Recorder:
         with suppress(Exception):
             await asyncio.wait_for(self._flush_observed(), _CLOSE_TIMEOUT_S)
         self._closed = True
-        await self._net.drain(min(self.options.body_timeout_ms / 1000, _CLOSE_DRAIN_S))
+        casts = self._casts()
+        await asyncio.gather(
+            self._net.drain(min(self.options.body_timeout_ms / 1000, _CLOSE_DRAIN_S)), *(c.close() for c in casts)
+        )
         for name, handler in self._handlers:
             self.context.remove_listener(name, handler)
         for tab in self._tabs.values():
-            if tab.cdp is not None and tab.cdp.done() and not tab.cdp.cancelled() and tab.cdp.result() is not None:
-                with suppress(PlaywrightError):
-                    await tab.cdp.result().detach()
-            elif tab.cdp is not None:
-                tab.cdp.cancel()
+            if tab.screen is not None and not tab.screen.done():
+                tab.screen.cancel()
+        for cast in casts:
+            with suppress(PlaywrightError):
+                await cast.cdp.detach()
         await self.archive.close()
         self._trajectory.close()
 
@@ -314,6 +340,9 @@ class Recorder:
             await task
         finally:
             self._flush.clear()
+
+    def _casts(self) -> list[Screencast]:
+        return [cast for tab in self._tabs.values() if (cast := tab.started()) is not None]
 
     def _tab_for(self, page: Any, events: list[_Event]) -> Tab:
         if isinstance(page, Page) and page in self._tabs:

@@ -1,4 +1,4 @@
-"""Capturing one step: wait for the page to settle, collect its state, screenshot it, archive its text and DOM."""
+"""Capturing one step: wait for the page to settle, collect its state, queue its image, archive its text and DOM."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from loguru import logger
-from playwright.async_api import CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
 
 from recorders import observer, screens, state
 from recorders.adapter import SiteAdapter
@@ -21,25 +22,34 @@ from recorders.redact import Redactor
 from recorders.trajectory import TrajectoryWriter
 from recorders.warc import Capture, WarcArchive
 
+_BUSY_POLL_S = 0.01  # a page with work pending is asked again this soon
+
 
 @dataclass
 class Tab:
-    """A page of the recorded context, in opening order, with its CDP session and last screenshot."""
+    """A page of the recorded context, in opening order, with its screencast and last image."""
 
     page: Page
     index: int
-    cdp: asyncio.Task[CDPSession | None] | None = None
+    screen: asyncio.Task[screens.Screencast | None] | None = None
     steps: int = 0
     shot_hash: str | None = None
     shot_path: str | None = None
 
-    async def session(self) -> CDPSession | None:
-        """The tab's CDP session (None off Chromium)."""
-        return await self.cdp if self.cdp is not None else None
+    async def screencast(self) -> screens.Screencast | None:
+        """The tab's screencast (None off Chromium, or with screenshots off)."""
+        return await self.screen if self.screen is not None else None
+
+    def started(self) -> screens.Screencast | None:
+        """The tab's screencast if it has started."""
+        task = self.screen
+        if task is None or not task.done() or task.cancelled() or task.exception() is not None:
+            return None
+        return task.result()
 
 
 class StepWriter:
-    """Writes steps: settle, collect, screenshot, archive the text and live DOM, append to the trajectory."""
+    """Writes steps: settle, collect, queue the image, archive the text and live DOM, append to the trajectory."""
 
     def __init__(
         self,
@@ -71,7 +81,7 @@ class StepWriter:
         """
         adapter = state.pick_adapter(self.adapters, tab.page.url)
         facts = {k: f.model_dump(include={"selector", "attribute"}) for k, f in adapter.page.items()} if adapter else {}
-        raw, settled, shot_task = await self._settle(tab, facts)
+        raw, settled = await self._settle(tab, facts)
         events = take_events()
         if raw is None:
             return None
@@ -83,7 +93,7 @@ class StepWriter:
         html = raw.get("html") or ""
         n = self.count
         dom_hash = state.dom_hash(html)
-        shot = await self._screenshot(tab, n, dom_hash, shot_task)
+        shot = await self._image(tab, n, dom_hash, raw)
         step = Step(
             step=n,
             t=round(self.clock() - self.t0, 3),
@@ -106,74 +116,54 @@ class StepWriter:
         logger.debug("recorders: step {} {} ({}) {}", n, action.type, action.source, url)
         return step
 
-    async def _settle(
-        self, tab: Tab, facts: dict[str, dict[str, Any]]
-    ) -> tuple[dict[str, Any] | None, bool, asyncio.Task[bytes] | None]:
-        """Wait (bounded) until the page is settled; return its raw state, whether it settled, and a screenshot.
+    async def _settle(self, tab: Tab, facts: dict[str, dict[str, Any]]) -> tuple[dict[str, Any] | None, bool]:
+        """Wait (bounded) until the page is settled; return its raw state and whether it settled.
 
         Settled: nothing pending in the page and no request in flight (the fast path), or else no request
-        for `network_quiet_ms` and no DOM mutation for `dom_quiet_ms`. A screenshot waits for a frame anyway,
-        so one is requested right away (after marking the page) and kept only when the settled state is the
-        marked one: same document, no mutation since the mark. Otherwise it is retaken once settled.
+        for `network_quiet_ms` and no DOM mutation for `dom_quiet_ms`.
         """
         o = self.options
         deadline = time.monotonic() + o.max_settle_ms / 1000
-        shot, token = None, None
-        cdp = await tab.session() if o.screenshots != "off" else None
-        if cdp is not None and (token := await observer.mark(cdp)) is not None:
-            shot = self._start_shot(tab, cdp)
         while True:
             late = time.monotonic() >= deadline
             raw = await observer.collect(
-                tab.page,
-                facts,
-                0 if late else o.dom_quiet_ms,
-                self.redactor.params,
-                shot is not None,
-                o.long_request_ms,
+                tab.page, facts, 0 if late else o.dom_quiet_ms, self.redactor.params, o.long_request_ms
             )
             if raw is not None and not raw.get("partial"):
                 fast = not raw["busy"] and self.net.inflight == 0
                 windows = raw["quiet"] >= o.dom_quiet_ms and self.net.quiet_for() >= o.network_quiet_ms / 1000
                 if fast or windows or late:
-                    if shot is not None and not (raw.get("doc") == token and raw.get("unchangedSinceMark")):
-                        shot.cancel()
-                        shot = None
-                    return raw, fast or windows, shot
-            if shot is not None:
-                shot.cancel()
-                shot = None
+                    return raw, fast or windows
             if tab.page.is_closed() or (late and (raw is None or raw.get("partial"))):
                 logger.debug("recorders: the page did not come back from navigating within max_settle_ms")
-                return None, False, None
+                return None, False
             if self.net.inflight > 0:
                 await self.net.wait_idle(deadline - time.monotonic())
                 continue
-            wait = 0.02 if raw is None or raw["busy"] else (o.dom_quiet_ms - raw["quiet"]) / 1000
+            wait = _BUSY_POLL_S if raw is None or raw["busy"] else (o.dom_quiet_ms - raw["quiet"]) / 1000
             await asyncio.sleep(max(0.005, min(wait, deadline - time.monotonic())))
 
-    def _start_shot(self, tab: Tab, cdp: CDPSession | None) -> asyncio.Task[bytes]:
-        o = self.options
-        return asyncio.get_running_loop().create_task(
-            screens.capture_jpeg(tab.page, cdp, o.jpeg_quality, o.screenshot_scale)
-        )
-
-    async def _screenshot(self, tab: Tab, n: int, dom_hash: str, shot_task: asyncio.Task[bytes] | None) -> str | None:
-        """The step's screenshot path: taken while settling (or now), kept per `options.screenshots`."""
+    async def _image(self, tab: Tab, n: int, dom_hash: str, raw: dict[str, Any]) -> str | None:
+        """The step's image path, per `options.screenshots`: a screencast frame written later, else a screenshot now."""
         o = self.options
         if o.screenshots == "off":
             return None
         if o.screenshots == "on_change" and dom_hash == tab.shot_hash:
-            if shot_task is not None:
-                shot_task.cancel()
             return tab.shot_path
-        if shot_task is None:
-            shot_task = self._start_shot(tab, await tab.session())
-        jpeg = (await asyncio.gather(shot_task, return_exceptions=True))[0]
-        if not isinstance(jpeg, bytes):
-            return tab.shot_path if o.screenshots == "on_change" else None
-        tab.shot_hash, tab.shot_path = dom_hash, screens.save(self.out_dir, n, jpeg)
-        return tab.shot_path
+        rel = screens.screen_path(n)
+        cast = await tab.screencast()
+        if cast is not None and cast.visible:
+            cast.due(self.out_dir / rel, raw["changed"] / 1000, raw["reports"])
+        else:
+            try:
+                jpeg = await screens.capture_jpeg(
+                    tab.page, o.jpeg_quality, o.screenshot_scale, cast.cdp if cast else None
+                )
+            except PlaywrightError:
+                return tab.shot_path if o.screenshots == "on_change" else None
+            (self.out_dir / rel).write_bytes(jpeg)
+        tab.shot_hash, tab.shot_path = dom_hash, rel
+        return rel
 
     def _archive(self, tab: Tab, n: int, url: str, text: str, html: str | None) -> Snapshot | None:
         """Queue the step's text and live-DOM records; return their ids."""

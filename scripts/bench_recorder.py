@@ -1,15 +1,18 @@
-"""Benchmark the recorder: a 30-step scripted episode, bare vs recorded vs Playwright tracing (and HAR bytes).
+"""Benchmark the recorder: a 30-step scripted episode, bare vs recorded vs Playwright tracing and HAR.
 
-    .venv/bin/python scripts/bench_recorder.py [--repeats 5] [--json]
+    .venv/bin/python scripts/bench_recorder.py [--repeats 9] [--site flights|catalog] [--json]
 
-Each condition runs the same action script in a fresh browser context against tests/pages/catalog.html
-served on 127.0.0.1; the median wall time of the repeats is reported with bytes per step.
+Each condition runs the same action script in a fresh browser context: by default over the bundled `flights`
+site (two reference solutions' worth of filters, sorting and tables), or over tests/pages/catalog.html. The
+conditions are interleaved, after one warm-up round; the median wall time and CPU time (this process, the
+browser and the Playwright driver) of the repeats are reported with bytes per step on disk.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import json
 import shutil
@@ -17,6 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +34,43 @@ from rig.browser import launch
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: 30 actions over the catalog page: navigations, form controls, JS tabs, a fetch, pagination.
-SCRIPT: list[dict[str, Any]] = [
+#: 30 actions over the bundled flights site: flights-01's reference solution (without its answer), then the
+#: first ten actions of flights-04's: selects, a checkbox, a text field, form submissions, a sortable table.
+FLIGHTS: list[dict[str, Any]] = [
+    {"goto": "/flights/search"},
+    {"select": {"selector": "#origin", "value": "LGA"}},
+    {"select": {"selector": "#month_from", "value": "7"}},
+    {"select": {"selector": "#month_to", "value": "7"}},
+    {"check": "input[name=metric][value=dep_delay]"},
+    {"select": {"selector": "#group", "value": "carrier"}},
+    {"fill": {"selector": "#min_flights", "value": "300"}},
+    {"click": 'role=button[name="Apply"]'},
+    {"wait_for": '#results th:has-text("Airline")'},
+    {"click": '#results th a:has-text("Avg dep. delay (min)")'},
+    {"wait_for": '#results th[aria-sort=descending]:has-text("Avg dep. delay (min)")'},
+    {"extract_table": {"selector": "#results", "as": "carriers"}},
+    {"select": {"selector": "#carrier", "value": ["${carriers[0].Carrier}"]}},
+    {"select": {"selector": "#month_from", "value": "10"}},
+    {"select": {"selector": "#month_to", "value": "12"}},
+    {"select": {"selector": "#group", "value": "dest"}},
+    {"fill": {"selector": "#min_flights", "value": "150"}},
+    {"click": 'role=button[name="Apply"]'},
+    {"wait_for": '#results th:has-text("Destination")'},
+    {"extract_table": {"selector": "#results", "as": "routes"}},
+    {"goto": "/flights/search"},
+    {"select": {"selector": "#origin", "value": "EWR"}},
+    {"select": {"selector": "#month_from", "value": "6"}},
+    {"select": {"selector": "#month_to", "value": "6"}},
+    {"check": "input[name=metric][value=dep_delay]"},
+    {"select": {"selector": "#group", "value": "dest"}},
+    {"fill": {"selector": "#min_flights", "value": "100"}},
+    {"click": 'role=button[name="Apply"]'},
+    {"wait_for": '#results th:has-text("Destination")'},
+    {"click": '#results th a:has-text("Avg dep. delay (min)")'},
+]
+
+#: 30 actions over tests/pages/catalog.html: navigations, form controls, JS tabs, a fetch, pagination.
+CATALOG: list[dict[str, Any]] = [
     {"goto": "/catalog.html"},
     {"select": {"selector": "#year", "value": "1890"}},
     {"click": "#apply"},
@@ -65,12 +104,21 @@ SCRIPT: list[dict[str, Any]] = [
 ]
 
 
-def _page_server() -> Any:
+@contextlib.contextmanager
+def _server(site: str) -> Iterator[str]:
+    """Serve the benchmark's site on 127.0.0.1; yield its base URL."""
+    if site == "flights":
+        from rig.sites import SitesServer
+
+        with SitesServer() as srv:
+            yield srv.url
+        return
     spec = importlib.util.spec_from_file_location("bench_pages_serve", ROOT / "tests" / "pages" / "serve.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.PageServer()
+    with mod.PageServer() as srv:
+        yield srv.url
 
 
 def _cpu_seconds() -> float | None:
@@ -95,7 +143,7 @@ def _size(path: Path) -> int:
 
 
 async def _episode(
-    browser: Any, base: str, mode: str, work: Path, options: RecorderOptions | None
+    browser: Any, base: str, script: list[dict[str, Any]], mode: str, work: Path, options: RecorderOptions | None
 ) -> tuple[float, float | None, int]:
     """Run the script once under one condition; return (wall seconds, CPU seconds, bytes written)."""
     out = work / f"{mode}"
@@ -104,13 +152,13 @@ async def _episode(
     kwargs: dict[str, Any] = {"record_har_path": str(out / "episode.har")} if mode == "har" else {}
     context: BrowserContext = await browser.new_context(**kwargs)
     page = await context.new_page()
-    actions = parse_actions(SCRIPT, "bench")
+    actions = parse_actions(script, "bench")
     cpu0 = _cpu_seconds()
     t0 = time.perf_counter()
     rec = None
     if mode == "tracing":
         await context.tracing.start(screenshots=True, snapshots=True)
-    elif mode.startswith("record"):
+    elif mode == "record":
         rec = await Recorder.attach(context, out / "episode", options=options)
     await ScriptRunner(page, base, rec).run(actions)
     if rec is not None:
@@ -123,41 +171,53 @@ async def _episode(
     return elapsed, (cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None), _size(out)
 
 
-async def run(repeats: int) -> list[dict[str, Any]]:
-    """Every condition, `repeats` times each (interleaved), with medians."""
-    conditions: dict[str, tuple[str, RecorderOptions | None]] = {
-        "bare Playwright": ("bare", None),
-        "record (defaults: screenshot on change, text + DOM per step)": ("record", RecorderOptions()),
-        "record, screenshot every step": ("record", RecorderOptions(screenshots="every")),
-        "record, half-scale screenshots": ("record", RecorderOptions(screenshot_scale=0.5)),
-        "record, no screenshots": ("record", RecorderOptions(screenshots="off")),
-        "Playwright tracing (screenshots + snapshots)": ("tracing", None),
-        "HAR recording": ("har", None),
-    }
-    times: dict[str, list[float]] = {k: [] for k in conditions}
-    cpus: dict[str, list[float]] = {k: [] for k in conditions}
-    sizes: dict[str, int] = {}
+#: condition -> (mode, recorder options); the first is the baseline.
+CONDITIONS: dict[str, tuple[str, RecorderOptions | None]] = {
+    "bare Playwright": ("bare", None),
+    "full recording: state, WARC, text + DOM, JPEG every step": ("record", RecorderOptions(screenshots="every")),
+    "recording defaults (JPEG when the DOM changed)": ("record", RecorderOptions()),
+    "full recording, JPEG at 800x450 (the trace's size)": (
+        "record",
+        RecorderOptions(screenshots="every", screenshot_scale=0.625),
+    ),
+    "full recording, no wait for frames (screenshot_wait_ms=0)": (
+        "record",
+        RecorderOptions(screenshots="every", screenshot_wait_ms=0),
+    ),
+    "recording without JPEG": ("record", RecorderOptions(screenshots="off")),
+    "Playwright tracing (screenshots + snapshots)": ("tracing", None),
+    "HAR recording": ("har", None),
+}
+
+
+async def run(repeats: int, site: str) -> list[dict[str, Any]]:
+    """Every condition, `repeats` times each (interleaved, after a warm-up round), with medians."""
+    script = FLIGHTS if site == "flights" else CATALOG
+    times: dict[str, list[float]] = {k: [] for k in CONDITIONS}
+    cpus: dict[str, list[float]] = {k: [] for k in CONDITIONS}
+    sizes: dict[str, list[int]] = {k: [] for k in CONDITIONS}
     work = Path(tempfile.mkdtemp(prefix="bench-recorder-"))
     try:
-        with _page_server() as srv:
+        with _server(site) as base:
             async with async_playwright() as pw:
                 browser = await launch(pw)
-                for mode, opts in conditions.values():  # warm-up
-                    await _episode(browser, srv.url, mode, work, opts)
+                for mode, opts in CONDITIONS.values():  # warm-up
+                    await _episode(browser, base, script, mode, work, opts)
                 for _ in range(repeats):
-                    for name, (mode, opts) in conditions.items():
-                        seconds, cpu, size = await _episode(browser, srv.url, mode, work, opts)
+                    for name, (mode, opts) in CONDITIONS.items():
+                        seconds, cpu, size = await _episode(browser, base, script, mode, work, opts)
                         times[name].append(seconds)
                         if cpu is not None:
                             cpus[name].append(cpu)
-                        sizes[name] = size
+                        sizes[name].append(size)
                 await browser.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    bare = statistics.median(times["bare Playwright"])
-    bare_cpu = statistics.median(cpus["bare Playwright"]) if cpus["bare Playwright"] else None
+    base_name = next(iter(CONDITIONS))
+    bare = statistics.median(times[base_name])
+    bare_cpu = statistics.median(cpus[base_name]) if cpus[base_name] else None
     rows = []
-    for name in conditions:
+    for name in CONDITIONS:
         med = statistics.median(times[name])
         cpu = statistics.median(cpus[name]) if cpus[name] else None
         rows.append(
@@ -167,7 +227,7 @@ async def run(repeats: int) -> list[dict[str, Any]]:
                 "overhead_pct": round(100 * (med / bare - 1), 1),
                 "cpu_s": round(cpu, 3) if cpu is not None else None,
                 "cpu_overhead_pct": round(100 * (cpu / bare_cpu - 1), 1) if cpu is not None and bare_cpu else None,
-                "bytes_per_step": sizes[name] // len(SCRIPT),
+                "bytes_per_step": int(statistics.median(sizes[name])) // len(script),
                 "runs": [round(t, 3) for t in times[name]],
             }
         )
@@ -178,14 +238,18 @@ def main(argv: list[str] | None = None) -> None:
     """Print a markdown table (or JSON) of the benchmark."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--site", choices=("flights", "catalog"), default="flights")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     logger.disable("recorders")
-    rows = asyncio.run(run(args.repeats))
+    rows = asyncio.run(run(args.repeats, args.site))
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print(f"{len(SCRIPT)}-step scripted episode, median of {args.repeats} runs (after one warm-up)\n")
+    steps = len(FLIGHTS if args.site == "flights" else CATALOG)
+    print(
+        f"{steps}-step scripted episode over {args.site}, median of {args.repeats} interleaved runs (after a warm-up)\n"
+    )
     print("| condition | wall time (s) | vs bare | CPU (s, browser + driver + Python) | vs bare | bytes/step on disk |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in rows:

@@ -230,6 +230,8 @@ def test_sigkill_leaves_complete_steps_and_records(pages_url, tmp_path):
     assert len(ids) > 2 * len(steps)
     written = set(ids)
     assert all(s.snapshot.warc_record_id in written for s in steps[:-2])
+    # a step's JPEG is written once the next action began: only the last ones may be missing
+    assert all(s.screenshot and (out / s.screenshot).read_bytes()[:2] == b"\xff\xd8" for s in steps[:-2])
 
 
 def test_warc_writer_is_deterministic_with_injected_clock_and_ids(tmp_path):
