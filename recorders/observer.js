@@ -6,11 +6,13 @@
 // never written).
 (() => {
   const BINDING = "__sgrRecorderEvent", PAINT_BINDING = "__sgrRecorderPaint";
-  if (window.__sgrRec) return;
+  // Once per document: a popup's window keeps its properties from its initial about:blank document
+  // when it navigates to a same-origin page, so an observer left on the window may watch a dead document.
+  if (window.__sgrRec && window.__sgrRec.document === document) return;
   const clock = () => performance.timeOrigin + performance.now();
-  const rec = { lastMutation: clock() };
+  const rec = { lastMutation: clock(), document };
   try {
-    Object.defineProperty(window, "__sgrRec", { value: rec, enumerable: false });
+    Object.defineProperty(window, "__sgrRec", { value: rec, enumerable: false, configurable: true });
   } catch (e) {
     return;
   }

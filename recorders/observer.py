@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from contextlib import suppress
 from functools import cache
@@ -17,6 +18,8 @@ BINDING = "__sgrRecorderEvent"
 #: (page clock, ms since the epoch).
 PAINT_BINDING = "__sgrRecorderPaint"
 
+#: Tells the page a navigation it announced did not happen (a download, a failed or 204 navigation).
+STAYED = "window.__sgrRec ? (window.__sgrRec.unloading = 0) : 0"
 _COLLECT = "async o => window.__sgrRec ? JSON.stringify(await window.__sgrRec.collect(o)) : null"
 
 
@@ -40,6 +43,7 @@ async def collect(
     stale_ms: float = 3000,
     text: bool = True,
     html: bool = True,
+    timeout_s: float = 30.0,
 ) -> dict[str, Any] | None:
     """The page's raw state in one call: URL, controls, ARIA states, facts, text and live HTML, and how settled it is.
 
@@ -49,7 +53,8 @@ async def collect(
     since its last DOM mutation (ms). When busy and quiet for less than `min_quiet_ms`, only `url`, `quiet`,
     `busy` and `partial: true` come back. Else also `changed` (the page clock, ms since the epoch, of the last DOM
     mutation, form edit or scroll) and `reports` (the page reports the animation frames rendering its changes
-    through `PAINT_BINDING`). None when the page is between documents or closed.
+    through `PAINT_BINDING`). None when the page is between documents, closed, or gave no answer within
+    `timeout_s` (a page stuck in a script: a 10 MB DOM answers in seconds).
     """
     opts = {
         "facts": facts,
@@ -60,10 +65,10 @@ async def collect(
         "secretNames": secret_names or [],
     }
     try:  # one JSON string: far cheaper to pass through Playwright than the nested value
-        raw = await page.evaluate(_COLLECT, opts)
+        raw = await asyncio.wait_for(page.evaluate(_COLLECT, opts), timeout_s)
         if raw is None:
-            await install(page.main_frame)
-            raw = await page.evaluate(_COLLECT, opts)
-    except PlaywrightError:
+            await asyncio.wait_for(install(page.main_frame), timeout_s)
+            raw = await asyncio.wait_for(page.evaluate(_COLLECT, opts), timeout_s)
+    except (PlaywrightError, TimeoutError):
         return None
     return json.loads(raw) if raw is not None else None

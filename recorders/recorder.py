@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from loguru import logger
-from playwright.async_api import BrowserContext, Frame, Page
+from playwright.async_api import BrowserContext, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from recorders import observer
@@ -94,6 +94,7 @@ class Recorder:
         self._observed: asyncio.Task[None] | None = None
         self._closed = False
         self._handlers: list[tuple[str, Callable[..., Any]]] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     @classmethod
     async def attach(
@@ -166,6 +167,7 @@ class Recorder:
             ("request", self._net.on_request),
             ("response", self._net.on_response),
             ("requestfailed", self._net.on_failed),
+            ("requestfailed", self._on_request_failed),
         ):
             self.context.on(name, handler)
             self._handlers.append((name, handler))
@@ -181,6 +183,7 @@ class Recorder:
         if self.options.screenshots != "off":
             tab.screen = asyncio.get_running_loop().create_task(self._screencast(page))
         page.on("framenavigated", lambda frame: self._on_navigated(tab, frame))
+        page.on("download", lambda _: self._stayed(page.main_frame))
         page.on("close", lambda _: self._on_close(tab))
         self._active = tab
         if page.url not in ("", "about:blank"):  # a popup may have committed its first navigation already
@@ -202,6 +205,22 @@ class Recorder:
             cast.end(time.time())  # nothing more to see: its last image comes from the frames it sent
         if self._active is tab:
             self._active = next((t for t in reversed(self._tabs.values()) if not t.page.is_closed()), None)
+
+    def _on_request_failed(self, request: Request) -> None:
+        if request.is_navigation_request():
+            with suppress(PlaywrightError):
+                self._stayed(request.frame)
+
+    def _stayed(self, frame: Frame) -> None:
+        """A navigation the document announced (`beforeunload`) did not replace it: a download, or it failed."""
+        task = asyncio.get_running_loop().create_task(frame.evaluate(observer.STAYED))
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a page gone meanwhile has nothing to reset
 
     def _on_navigated(self, tab: Tab, frame: Frame) -> None:
         if frame == tab.page.main_frame and frame.url not in ("", "about:blank"):
@@ -235,7 +254,9 @@ class Recorder:
     async def action(self, info: dict[str, Any]) -> AsyncIterator[None]:
         """Wrap one driver action: the step written after it carries `info` (type, target, value) as `source: agent`.
 
-        `info` may name the acted-on page under `"page"`; else the page that showed activity is used.
+        `info` may name the acted-on page under `"page"`: the step is that page's, and what other tabs did
+        meanwhile (a popup the action opened) becomes their own `observed` steps. Else the page that showed
+        activity is used and the step folds in every tab's events.
         """
         await self._flush_observed()
         casts = self._casts()
@@ -260,9 +281,11 @@ class Recorder:
             try:
                 if not cancelled:
                     tab = self._tab_for(info.get("page"), self._events[start:])
+                    # The acting page named: other tabs' events (a popup it opened) become steps of their own.
+                    only = tab if isinstance(info.get("page"), Page) else None
                     async with self._lock:
                         await self._writer.write(
-                            tab, self._take_events(None), lambda events: self._agent_action(info, events)
+                            tab, self._take_events(only), lambda events: self._agent_action(info, events)
                         )
             except Exception as exc:
                 if not failed:
@@ -293,12 +316,14 @@ class Recorder:
         )
         for name, handler in self._handlers:
             self.context.remove_listener(name, handler)
+        for task in list(self._tasks):
+            task.cancel()
         for tab in self._tabs.values():
             if tab.screen is not None and not tab.screen.done():
                 tab.screen.cancel()
-        for cast in casts:
-            with suppress(PlaywrightError):
-                await cast.cdp.detach()
+        for cast in casts:  # a hung browser must not hang the close: what was recorded is already on disk
+            with suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(cast.cdp.detach(), _CLOSE_TIMEOUT_S)
         await self.archive.close()
         self._trajectory.close()
 

@@ -77,7 +77,7 @@ class StepWriter:
     ) -> Step | None:
         """Capture and append one step. Once the page settled, `take_events()` gives the page events folded
         into the step (every event the page sent before settling has arrived by then) and `make_action(events)`
-        the step's action. None when the page closed or never came back from navigating.
+        the step's action. None when the page closed.
         """
         adapter = state.pick_adapter(self.adapters, tab.page.url)
         facts = {k: f.model_dump(include={"selector", "attribute"}) for k, f in adapter.page.items()} if adapter else {}
@@ -120,7 +120,8 @@ class StepWriter:
         """Wait (bounded) until the page is settled; return its raw state and whether it settled.
 
         Settled: nothing pending in the page and no request in flight (the fast path), or else no request
-        for `network_quiet_ms` and no DOM mutation for `dom_quiet_ms`.
+        for `network_quiet_ms` and no DOM mutation for `dom_quiet_ms`. A page still navigating (or not answering)
+        after `max_settle_ms` gets an unsettled step holding only its URL; None only when the page closed.
         """
         o = self.options
         deadline = time.monotonic() + o.max_settle_ms / 1000
@@ -134,9 +135,12 @@ class StepWriter:
                 windows = raw["quiet"] >= o.dom_quiet_ms and self.net.quiet_for() >= o.network_quiet_ms / 1000
                 if fast or windows or late:
                     return raw, fast or windows
-            if tab.page.is_closed() or (late and (raw is None or raw.get("partial"))):
-                logger.debug("recorders: the page did not come back from navigating within max_settle_ms")
+            if tab.page.is_closed():
                 return None, False
+            if late and (raw is None or raw.get("partial")):  # still navigating (a refresh loop) or unresponsive
+                logger.debug("recorders: the page did not come back within max_settle_ms: a step with its URL only")
+                url = raw["url"] if raw else tab.page.url
+                return {"url": url, "changed": time.time() * 1000, "reports": False}, False
             if self.net.inflight > 0:
                 await self.net.wait_idle(deadline - time.monotonic())
                 continue

@@ -208,8 +208,6 @@ async def test_popups_and_new_tabs_are_listed_with_their_opener(popups, hostile)
         assert click["step"] - 1 <= tab["after_step"] <= click["step"]
 
 
-@pytest.mark.xfail(reason="recorders: Recorder.action folds every tab's events into the acting tab's step, so a "
-                          "popup gets no step of its own (see the hostile-pages report)", strict=False)
 async def test_new_tabs_get_steps_of_their_own(popups, hostile):
     steps = popups.steps("popups")
     own = {s["tab"]: s["url"] for s in steps if s["tab"] > 0}
@@ -251,9 +249,6 @@ async def test_a_redirect_loop_is_the_agents_error_and_the_other_episode_carries
     assert not (run.dir("loop") / "answer.json").exists()
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known recorder defect: a page that never stops navigating can get no step "
-    "(recorders/steps.py _settle returns None after max_settle_ms), so the episode may stall until its budget"))
 @pytest.mark.parametrize(
     "name,start,pages",
     [("refresh-self", "/refresh-self", {"/refresh-self"}), ("refresh-ab", "/refresh-a", {"/refresh-a", "/refresh-b"})],
@@ -334,3 +329,30 @@ async def test_http_500s_are_archived_with_their_status(hostile, tmp_path):
     _ok(run, "fetch-500", 7)
     assert run.answer("fetch-500")["out"] == 'status 500: {"error": "boom"}'
     assert (f"{hostile.url}/api/fail", 500, None) in run.responses("fetch-500")
+
+
+async def test_a_download_does_not_leave_the_page_looking_unloaded(hostile, context, page, tmp_path):
+    from recorders import Recorder, observer
+
+    rec = await Recorder.attach(context, tmp_path / "ep", options=OPTIONS)
+    await page.goto(f"{hostile.url}/download")
+    async with page.expect_download():
+        await page.click("#file")  # `beforeunload` fires: the page announced a navigation that became a download
+    for _ in range(20):  # the recorder tells the page it stayed: no 2 s wait for a navigation that never comes
+        raw = await observer.collect(page, {})
+        if raw is not None and not raw.get("partial"):
+            break
+        await page.wait_for_timeout(50)
+    assert raw is not None and not raw.get("partial") and raw["url"] == f"{hostile.url}/download"
+    await rec.close()
+
+
+async def test_a_page_stuck_in_a_script_gets_no_answer_within_the_timeout(hostile, context, page, tmp_path):
+    from recorders import Recorder, observer
+
+    rec = await Recorder.attach(context, tmp_path / "ep", options=OPTIONS)
+    await page.goto(f"{hostile.url}/")
+    assert (await observer.collect(page, {}))["url"] == f"{hostile.url}/"
+    await page.evaluate("setTimeout(() => { const t = Date.now(); while (Date.now() - t < 3000); }, 0)")
+    assert await observer.collect(page, {}, timeout_s=0.5) is None  # rather than waiting for the script to end
+    await rec.close()
