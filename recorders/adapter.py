@@ -17,12 +17,22 @@ class Dimension(_Model):
     """One semantic dimension (`dim.<name>`) read from raw state keys."""
 
     tag: Literal["scope", "criterion", "view"]
-    keys: list[str] = Field(min_length=1, description="raw state keys, e.g. form.origin, url.query.origin")
+    keys: list[str] = Field(
+        min_length=1,
+        description="raw state keys, e.g. url.query.origin, form.origin, or page.<fact>.<field> for a field of a "
+                    "page fact parsed as a query string (see PageFact.parse): what the shown results were computed "
+                    "under, where the page says so and the URL does not",
+    )
     join: str | None = Field(
         default=None,
         description="join every key's value with this separator (a range); else the first present key wins",
     )
     map: dict[str, str] = Field(default_factory=dict, description="raw value -> semantic value")
+    as_list: bool = Field(
+        default=False,
+        description="always give a list, as form.* does for a checkbox group, radio group or multi-select, even "
+                    "when the key holds a single value (a url.query.* or page.<fact>.<field> name given once is a string)",
+    )
 
 
 class PageFact(_Model):
@@ -31,6 +41,12 @@ class PageFact(_Model):
     selector: str
     attribute: str | None = None
     regex: str | None = Field(default=None, description="keep group 1 of this pattern")
+    parse: Literal["query"] | None = Field(
+        default=None,
+        description="`query`: the value is a URL query string (`name=value&...`, e.g. the filters a results table "
+                    "says it was computed under); besides `page.<fact>`, each name gives the key "
+                    "`page.<fact>.<name>`, read like `url.query.<name>` (repeated names: a sorted list)",
+    )
 
 
 class SiteAdapter(_Model):
@@ -54,6 +70,8 @@ class SiteAdapter(_Model):
                 value = next((state[k] for k in dim.keys if state.get(k) not in (None, "", [])), None)
                 if value is None:
                     continue
+            if dim.as_list and not isinstance(value, list):
+                value = [value]
             if dim.map:
                 value = [dim.map.get(v, v) for v in value] if isinstance(value, list) else dim.map.get(value, value)
             out[f"dim.{name}"] = value

@@ -26,12 +26,16 @@ def url_state(url: str) -> dict[str, Any]:
                 out["url.fragment"] = frag
                 continue
             pairs = parse_qsl(frag.lstrip("!/"), keep_blank_values=True)
-        grouped: dict[str, list[str]] = {}
-        for k, v in pairs:
-            grouped.setdefault(k, []).append(v)
-        for k, vs in grouped.items():
-            out[prefix + k] = vs[0] if len(vs) == 1 else sorted(vs)
+        out.update(_fields(prefix, pairs))
     return out
+
+
+def _fields(prefix: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """`<prefix><name>` per name of query pairs: its value, or the sorted list of a repeated name's values."""
+    grouped: dict[str, list[str]] = {}
+    for k, v in pairs:
+        grouped.setdefault(k, []).append(v)
+    return {prefix + k: vs[0] if len(vs) == 1 else sorted(vs) for k, vs in grouped.items()}
 
 
 def form_state(controls: list[dict[str, Any]]) -> dict[str, Any]:
@@ -80,11 +84,12 @@ def aria_state(aria: list[dict[str, str]]) -> dict[str, str]:
     return out
 
 
-def fact_state(adapter: SiteAdapter | None, facts: dict[str, str | None]) -> dict[str, str]:
-    """`page.<name>` for each fact the adapter declares and the page shows (regex group 1 when given)."""
+def fact_state(adapter: SiteAdapter | None, facts: dict[str, str | None]) -> dict[str, Any]:
+    """`page.<name>` for each fact the adapter declares and the page shows (regex group 1 when given), and
+    `page.<name>.<field>` for each field of a fact parsed as a query string."""
     if adapter is None:
         return {}
-    out: dict[str, str] = {}
+    out: dict[str, Any] = {}
     for name, fact in adapter.page.items():
         v = facts.get(name)
         if v is None:
@@ -95,6 +100,8 @@ def fact_state(adapter: SiteAdapter | None, facts: dict[str, str | None]) -> dic
                 continue
             v = m.group(1) if m.groups() else m.group(0)
         out[f"page.{name}"] = v.strip()
+        if fact.parse == "query":
+            out.update(_fields(f"page.{name}.", parse_qsl(v.strip(), keep_blank_values=True)))
     return out
 
 

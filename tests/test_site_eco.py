@@ -215,17 +215,22 @@ async def test_csv_export_is_exactly_the_current_scope(page, sites_url):
     assert api_bad.status_code == 400 and "error" in api_bad.json()
 
 
-def test_adapter_reads_the_form_state():
-    """Raw keys as the recorder gives them (a radio group is a list of its checked values)."""
+def test_adapter_reads_the_applied_state():
+    """Dimensions come from the query the results were computed under (page.results_scope.*), never from form.*."""
     adapter = load_adapter(SITE.adapter)
-    state = {"form.dataset": "seattle-weather", "form.start": "2014-03", "form.end": "2014-03",
-             "form.weather": ["drizzle", "fog"], "form.source": [], "form.min_precip": "10", "form.min_temp": "",
-             "form.agg": ["daily"], "form.sort": "temp_max", "form.dir": "desc", "form.limit": "10"}
-    assert adapter.dims(state) == {
+    form = {"form.dataset": "sf-temps", "form.start": "2010-01", "form.end": "", "form.weather": ["sun"],
+            "form.source": [], "form.min_precip": "", "form.min_temp": "70", "form.agg": ["monthly"],
+            "form.sort": "temp_mean", "form.dir": "asc", "form.limit": "50"}
+    applied = {"page.results_scope.dataset": "seattle-weather", "page.results_scope.start": "2014-03",
+               "page.results_scope.end": "2014-03", "page.results_scope.weather": ["drizzle", "fog"],
+               "page.results_scope.min_precip": "10", "page.results_scope.agg": "daily",
+               "page.results_scope.sort": "temp_max", "page.results_scope.dir": "desc", "page.batch_size": "10"}
+    assert adapter.dims({**form, **applied}) == {
         "dim.dataset": "seattle-weather", "dim.time_window": "2014-03..2014-03", "dim.weather": ["drizzle", "fog"],
         "dim.min_precip": "10", "dim.agg": ["daily"], "dim.sort": "temp_max", "dim.sort_dir": "desc",
         "dim.batch_size": "10",
     }
+    assert adapter.dims(form) == {}, "no query has run yet"
     used = {c.key.removeprefix("dim.") for t in TASK_IDS for s in _task(t).gold_states for c in s.constraints}
     assert used - {"page.rows_shown"} <= set(adapter.dimensions) and "rows_shown" in adapter.page
 

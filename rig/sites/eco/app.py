@@ -18,7 +18,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from rig.sites.eco.data import DATASETS, SOURCES, WEATHER_TYPES, fetch
-from rig.sites.eco.query import AGGS, LIMITS, QueryError, parse_query, run_query
+from rig.sites.eco.query import AGGS, LIMITS, QueryError, parse_query, run_query, scope_params
 
 _HERE = Path(__file__).parent
 _TEMPLATES = Jinja2Templates(
@@ -69,7 +69,8 @@ async def browse(request: Request) -> Response:
 
 
 async def api_query(request: Request) -> JSONResponse:
-    """POST /api/query: one batch of rows for the JSON query state (with offset and limit)."""
+    """POST /api/query: one batch of rows for the JSON query state (with offset and limit), and `scope`: the query
+    the rows were computed under, as URL parameters (filters that do not apply left out, the sort actually used)."""
     try:
         state = json.loads(await request.body() or b"{}")
         if not isinstance(state, dict):
@@ -83,7 +84,7 @@ async def api_query(request: Request) -> JSONResponse:
     return JSONResponse({
         "columns": [{"key": c.key, "label": c.label} for c in result.columns],
         "rows": result.rows, "total": result.total, "offset": offset, "limit": limit,
-        "notes": result.notes, "sort": result.sort, "dir": result.dir,
+        "notes": result.notes, "sort": result.sort, "dir": result.dir, "scope": scope_params(result.applied),
     })
 
 

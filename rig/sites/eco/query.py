@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlencode
 
 from rig.sites.eco.data import DATASETS, SOURCES, WEATHER_TYPES, fetch
 
@@ -47,7 +48,7 @@ class Query:
 
 @dataclass
 class Result:
-    """One batch of result rows, with the total row count of the whole scope."""
+    """One batch of result rows, with the total row count of the whole scope and the query they were computed under."""
 
     columns: list[Column]
     rows: list[list[str]]
@@ -55,6 +56,7 @@ class Result:
     notes: list[str]
     sort: str
     dir: str
+    applied: Query
 
 
 def _number(raw: Any, name: str) -> float | None:
@@ -133,8 +135,45 @@ def columns_for(q: Query) -> list[Column]:
             Column("temp_max", "Max temp (°F)", "MAX(temp)", "1f")]
 
 
-def _scope_sql(q: Query, notes: list[str]) -> tuple[str, list[object]]:
-    """FROM and WHERE (record level: dataset, window, categories) and the GROUP BY of a query."""
+def applied(q: Query) -> tuple[Query, list[str]]:
+    """The query its results are computed under (filters that do not apply to the dataset dropped, the sort column
+    actually used), and a note for the user about each difference."""
+    ds = DATASETS[q.dataset]
+    notes: list[str] = []
+    changes: dict[str, Any] = {}
+    if q.weather and ds.kind != "weather":
+        notes.append(f"The weather-type filter does not apply to {ds.title}; it was ignored.")
+        changes["weather"] = []
+    if q.source and ds.kind != "generation":
+        notes.append(f"The source filter does not apply to {ds.title}; it was ignored.")
+        changes["source"] = []
+    if q.min_precip is not None and ds.kind != "weather":
+        notes.append("The precipitation threshold applies to Seattle daily weather only; it was ignored.")
+        changes["min_precip"] = None
+    if q.min_temp is not None and ds.kind == "generation":
+        notes.append("The temperature threshold does not apply to electricity generation; it was ignored.")
+        changes["min_temp"] = None
+    cols = columns_for(q)
+    if q.sort not in [c.key for c in cols]:
+        notes.append(f"This result has no {q.sort!r} column; sorted by {cols[0].label} instead.")
+        changes["sort"] = "period"
+    return replace(q, **changes), notes
+
+
+def _num(x: float | None) -> str:
+    return "" if x is None else str(int(x)) if x.is_integer() else repr(x)
+
+
+def scope_params(q: Query) -> str:
+    """A query as URL parameters (empty values left out): the results table's `data-scope`, the export's query."""
+    pairs = [("dataset", q.dataset), ("start", q.start), ("end", q.end), ("min_precip", _num(q.min_precip)),
+             ("min_temp", _num(q.min_temp)), ("agg", q.agg), ("sort", q.sort), ("dir", q.dir)]
+    pairs += [("weather", w) for w in q.weather] + [("source", v) for v in q.source]
+    return urlencode([(k, v) for k, v in pairs if v != ""])
+
+
+def _scope_sql(q: Query) -> tuple[str, list[object]]:
+    """FROM and WHERE (record level: dataset, window, categories) and the GROUP BY of an applied query."""
     ds = DATASETS[q.dataset]
     where: list[str] = []
     params: list[object] = []
@@ -159,17 +198,11 @@ def _scope_sql(q: Query, notes: list[str]) -> tuple[str, list[object]]:
             where.append(f"{month} <= ?")
             params.append(q.end)
     if q.weather:
-        if ds.kind == "weather":
-            where.append(f"weather IN ({', '.join('?' * len(q.weather))})")
-            params += q.weather
-        else:
-            notes.append(f"The weather-type filter does not apply to {ds.title}; it was ignored.")
+        where.append(f"weather IN ({', '.join('?' * len(q.weather))})")
+        params += q.weather
     if q.source:
-        if ds.kind == "generation":
-            where.append(f"source IN ({', '.join('?' * len(q.source))})")
-            params += q.source
-        else:
-            notes.append(f"The source filter does not apply to {ds.title}; it was ignored.")
+        where.append(f"source IN ({', '.join('?' * len(q.source))})")
+        params += q.source
     sql = f" FROM {table}" + (f" WHERE {' AND '.join(where)}" if where else "")
     if ds.kind != "generation" and not (ds.kind == "weather" and q.agg == "daily"):
         sql += " GROUP BY 1"
@@ -188,34 +221,23 @@ def _format(col: Column, value: Any) -> str:
 
 def run_query(q: Query, offset: int = 0, limit: int | None = None) -> Result:
     """Rows [offset, offset+limit) of a query's scope (all rows when limit is None), formatted for display."""
-    notes: list[str] = []
+    q, notes = applied(q)
     cols = columns_for(q)
     keys = [c.key for c in cols]
-    scope, params = _scope_sql(q, notes)
+    scope, params = _scope_sql(q)
     inner = "SELECT " + ", ".join(f"{c.sql} AS {c.key}" for c in cols) + scope
     having: list[str] = []
-    kind = DATASETS[q.dataset].kind
     if q.min_precip is not None:
-        if kind == "weather":
-            having.append("precipitation >= ?")
-            params.append(q.min_precip)
-        else:
-            notes.append("The precipitation threshold applies to Seattle daily weather only; it was ignored.")
+        having.append("precipitation >= ?")
+        params.append(q.min_precip)
     if q.min_temp is not None:
-        if kind != "generation":
-            having.append("temp_max >= ?")
-            params.append(q.min_temp)
-        else:
-            notes.append("The temperature threshold does not apply to electricity generation; it was ignored.")
-    sort = q.sort
-    if sort not in keys:
-        notes.append(f"This result has no {sort!r} column; sorted by {cols[0].label} instead.")
-        sort = "period"
-    order = f"{sort} {q.dir.upper()}" + (", period ASC" if sort != "period" else "")
-    order += ", source ASC" if "source" in keys and sort != "source" else ""
+        having.append("temp_max >= ?")
+        params.append(q.min_temp)
+    order = f"{q.sort} {q.dir.upper()}" + (", period ASC" if q.sort != "period" else "")
+    order += ", source ASC" if "source" in keys and q.sort != "source" else ""
     outer = f"FROM ({inner}) AS r" + (f" WHERE {' AND '.join(having)}" if having else "")
     total = fetch(f"SELECT COUNT(*) {outer}", params)[0][0]
     page = f" LIMIT {int(limit)} OFFSET {int(offset)}" if limit is not None else ""
     raw = fetch(f"SELECT * {outer} ORDER BY {order}{page}", params)
     rows = [[_format(c, v) for c, v in zip(cols, r)] for r in raw]
-    return Result(cols, rows, total, notes, sort, q.dir)
+    return Result(cols, rows, total, notes, q.sort, q.dir, q)

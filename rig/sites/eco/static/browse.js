@@ -28,16 +28,6 @@
     };
   }
 
-  function scopeParams(state) {
-    const params = new URLSearchParams();
-    for (const key of ["dataset", "start", "end", "min_precip", "min_temp", "agg", "sort", "dir"]) {
-      if (state[key] !== "") params.append(key, state[key]);
-    }
-    for (const w of state.weather) params.append("weather", w);
-    for (const s of state.source) params.append("source", s);
-    return params.toString();
-  }
-
   function describe(state) {
     const select = form.elements.namedItem("dataset");
     const parts = [select.options[select.selectedIndex].text.replace(/ \(\w+\)$/, ""), state.agg,
@@ -133,7 +123,10 @@
     table.hidden = false;
     table.dataset.batches = "1";
     table.dataset.sort = data.sort + ":" + data.dir;
-    table.dataset.scope = scopeParams(Object.assign({}, state, {sort: data.sort}));
+    // what the shown rows were computed under (the server's applied query), and their batch size: only a run of
+    // the query changes these, never setting a form control
+    table.dataset.scope = data.scope;
+    table.dataset.limit = String(data.limit);
     exportLink.href = exportUrl + "?" + table.dataset.scope;
     exportLink.hidden = false;
     finish(data);
