@@ -16,6 +16,7 @@ from rig.answer import Answer
 from rig.browser import launch
 from rig.episode import Episode, playwright_version, write_episode
 from rig.errors import AgentError, InfraError, InputError
+from rig.runner.pageevents import PageEvents
 
 
 def bundled_adapters() -> list[SiteAdapter]:
@@ -42,12 +43,16 @@ async def record_actions(
     options: RecorderOptions | None = None,
     adapters: list[SiteAdapter] | None = None,
 ) -> Episode:
-    """Run actions in a new recorded context; write episode.json (first `incomplete`), answer.json and the recording."""
+    """Run actions in a new recorded context; write episode.json (first `incomplete`), answer.json and the recording.
+
+    Dialogs, new tabs and downloads are answered and listed in episode.json as in `rig run` (`PageEvents`).
+    """
     episode.versions.playwright = playwright_version()
     episode.versions.chromium = browser.version
     write_episode(out_dir, episode)
     context = await browser.new_context()
     rec = await Recorder.attach(context, out_dir, options=options, adapters=adapters if adapters is not None else bundled_adapters())
+    events = PageEvents.attach(context, rec, out_dir)  # dialogs answered, downloads saved, both listed in episode.json
     status, error = "ok", None
     try:
         page = await context.new_page()
@@ -63,8 +68,10 @@ async def record_actions(
     except InfraError as exc:
         status, error = "infra_error", str(exc)
     finally:
+        await events.finish()
         await rec.close()
         await context.close()
+        events.write_to(episode)
     episode.finish(status, error, rec.steps)
     write_episode(out_dir, episode)
     logger.info("episode {} ended {} after {} steps", out_dir, status, rec.steps)
