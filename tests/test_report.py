@@ -21,6 +21,7 @@ from rig.grading.grade import Grade
 from rig.grading.states import DriftEvent
 from rig.grading.summary import grade_runs
 from rig.report import Audit, ViewServer, cohen_kappa, read_audit, write_audit, write_report
+from rig.report.build import Report
 from rig.report.highlight import find_spans
 from rig.report.load import episode_id
 from rig.runner.local import plan, run_local
@@ -154,6 +155,91 @@ async def test_overview(context, report, runs):
     assert await page.locator("#metrics thead th[aria-sort=descending]").count() == 1
     assert await page.locator("#metrics tbody tr").first.locator("th").inner_text() == "reference"
     watch.check((report).as_uri() + "/")
+
+
+METRICS = ("item_f1", "row_f1", "poa", "pass@1", "avg@1", "pass@k", "avg@k", "gold_state_reach", "answer_state_reach",
+           "state_anchored_rows", "drift")
+
+
+async def _family_table(page) -> dict[tuple[str, str, str], dict[str, str]]:
+    """The per-family table: (agent, variant, family) -> metric -> the cell's raw value ('' when blank), plus the
+    shown text of each metric under `text:<metric>` and the failure-label cell under `failures`."""
+    out = {}
+    rows = page.locator("#families tbody tr")
+    for i in range(await rows.count()):
+        row = rows.nth(i)
+        agent, variant, family = [await row.locator("th, td").nth(j).inner_text() for j in range(3)]
+        cells = {}
+        for cell in await row.locator("td[data-metric]").all():
+            name = await cell.get_attribute("data-metric")
+            cells[name], cells[f"text:{name}"] = await cell.get_attribute("data-sort"), await cell.inner_text()
+        cells["failures"] = await row.locator("td.failure-labels").inner_text()
+        out[(agent, variant, family)] = cells
+    return out
+
+
+def _mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+async def test_family_view_shows_the_metrics_that_apply(context, report, runs):
+    """Each family row holds the table, Pass@k, state and failure metrics of that family's graded episodes,
+    recomputed here from the grade.json files; its table metrics equal summary.json's; Pass@k with one trial is
+    blank, not zero."""
+    page = await context.new_page()
+    await page.goto((report / "index.html").as_uri())
+    table = await _family_table(page)
+    summary = json.loads((runs / "summary.json").read_text())
+    grades = [Grade.model_validate_json(p.read_text()) for p in runs.rglob("grade.json")]
+    assert len(table) == 2 * len(AGENTS)
+    assert {fam for _, _, fam in table} == {"environmental monitoring", "official statistics"}
+    for (agent, variant, family), cells in table.items():
+        mine = [g for g in grades if (g.agent, g.variant, g.family) == (agent, variant, family)]
+        scored = [g for g in mine if g.scored]
+        assert cells["episodes"] == str(len(mine)) and cells["scored"] == str(len(scored)) == "1"
+        [group] = [x for x in summary["groups"] if (x["agent"], x["variant"]) == (agent, variant)]
+        rows = [r for g in scored for r in g.rows]
+        expected = {
+            "item_f1": _mean([g.scores.item_f1 for g in scored]), "row_f1": _mean([g.scores.row_f1 for g in scored]),
+            "poa": _mean([g.scores.poa for g in scored]),
+            "pass@1": _mean([float(g.passed) for g in scored]), "avg@1": _mean([float(g.passed) for g in scored]),
+            "pass@k": None, "avg@k": None,  # one trial per task: Pass@k beyond k = 1 does not apply
+            "gold_state_reach": _mean([sum(r.reached for r in g.gold_states) / len(g.gold_states) for g in scored]),
+            "answer_state_reach": _mean([float(any(r.reached for r in g.gold_states if r.name in g.answer_states))
+                                         for g in scored]),
+            "state_anchored_rows": sum(r.state_anchored for r in rows) / len(rows) if rows else None,
+            "drift": _mean([float(any(not d.recovered for d in g.drift)) for g in scored]),
+        }
+        for name in METRICS:
+            if expected[name] is None:
+                assert (cells[name], cells[f"text:{name}"]) == ("", "–"), (agent, family, name)
+            else:
+                assert float(cells[name]) == pytest.approx(expected[name]), (agent, family, name)
+        for name in ("item_f1", "row_f1", "poa"):  # the same numbers as rig grade's summary
+            assert float(cells[name]) == pytest.approx(group["families"][family][name])
+        labels = [g.label for g in scored if g.label]
+        assert cells["failures"] == (", ".join(f"{x} 1" for x in labels) if labels else "none")
+    # the perturbed agents fail where the reference does not
+    assert table[("reference", "constraint", "environmental monitoring")]["failures"] == "none"
+    assert table[("perturbed:scope_drift", "constraint", "environmental monitoring")]["failures"] == "scope_drift 1"
+
+
+async def test_family_view_leaves_metrics_blank_where_nothing_was_scored(context, runs, tmp_path):
+    report = Report(runs, tmp_path / "site")
+    for e in report.run.episodes:  # the statistics episodes hit infrastructure failures: nothing scored there
+        if e.grade is not None and e.grade.family == "official statistics":
+            e.grade = e.grade.model_copy(update={"status": "infra_error", "scored": False, "passed": None,
+                                                 "scores": None, "gold_states": [], "rows": [], "drift": [],
+                                                 "label": None})
+    page = await context.new_page()
+    await page.goto(report.write_index().as_uri())
+    table = await _family_table(page)
+    for (agent, _, family), cells in table.items():
+        if family == "official statistics":
+            assert (cells["episodes"], cells["scored"], cells["failures"]) == ("1", "0", "–")
+            assert all((cells[m], cells[f"text:{m}"]) == ("", "–") for m in METRICS), (agent, cells)
+        else:
+            assert cells["scored"] == "1" and cells["gold_state_reach"] and cells["item_f1"], (agent, cells)
 
 
 async def test_episode_pages(context, report, runs):

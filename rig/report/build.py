@@ -17,7 +17,7 @@ from rig.report.audit import NO_FAILURE
 from rig.report.episode_view import answer_table, citations, cited_at, screen_paths, screenshot_file, text_page, timeline
 from rig.report.highlight import find_spans, segments
 from rig.report.load import EpisodeData, RunData, load_episode, load_run
-from rig.report.overview import audit_agreement, figures
+from rig.report.overview import audit_agreement, family_rows, figures
 
 ASSETS = Path(__file__).parent / "static"
 THUMB_WIDTH = 240
@@ -82,6 +82,7 @@ class Report:
         path = self.out / "index.html"
         _write(path, self.env.get_template("index.html").render(
             root="", run=run, summary=run.summary, figures=figures(run.summary),
+            families=family_rows(run.summary, run.episodes),
             agreement=audit_agreement(run.episodes), audited=[e for e in run.episodes if e.audit is not None],
             episodes=run.episodes))
         return path
