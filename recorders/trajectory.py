@@ -1,8 +1,9 @@
-"""trajectory.jsonl: appended, flushed and fsynced one step at a time; read back tolerating a torn last line."""
+"""trajectory.jsonl: appended and flushed one step at a time, fsynced behind; read back tolerating a torn last line."""
 
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -11,24 +12,46 @@ from recorders.models import Step
 
 
 class TrajectoryWriter:
-    """Appends steps to a JSONL file, one write (and fsync) per step."""
+    """Appends steps to a JSONL file, one `write(2)` per step (what a killed process wrote stays written).
+
+    With `fsync`, a background thread fsyncs after each write (off the recording's critical path), so a
+    machine crash loses at most the last step or two; `close()` fsyncs what is left.
+    """
 
     def __init__(self, path: Path, fsync: bool = True) -> None:
         self.path = path
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        self._fsync = fsync
+        self._dirty = threading.Event()
+        self._closing = False
+        self._syncer: threading.Thread | None = None
+        if fsync:
+            self._syncer = threading.Thread(target=self._sync_loop, name="recorders-fsync", daemon=True)
+            self._syncer.start()
 
     def write(self, step: Step) -> None:
         """Append one step as one line."""
         os.write(self._fd, (step.model_dump_json() + "\n").encode("utf-8"))
-        if self._fsync:
-            os.fsync(self._fd)
+        self._dirty.set()
 
     def close(self) -> None:
-        """Close the file (idempotent)."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        """Fsync what is left and close the file (idempotent)."""
+        if self._fd < 0:
+            return
+        if self._syncer is not None:
+            self._closing = True
+            self._dirty.set()
+            self._syncer.join()
+        os.close(self._fd)
+        self._fd = -1
+
+    def _sync_loop(self) -> None:
+        while True:
+            self._dirty.wait()
+            closing = self._closing  # read first: a close() after this point wakes the loop once more
+            self._dirty.clear()
+            os.fsync(self._fd)
+            if closing:
+                return
 
 
 def read_trajectory(path: str | Path) -> list[Step]:

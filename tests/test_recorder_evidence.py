@@ -321,3 +321,23 @@ def test_inference_units():
         ).type
         == "pushState"
     )
+
+
+def test_trajectory_is_fsynced_behind_each_step_and_fully_on_close(tmp_path, monkeypatch):
+    from recorders.models import Action, StateDiff, Step
+    from recorders.trajectory import TrajectoryWriter
+
+    synced: list[int] = []  # the file's size at each fsync
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(os.fstat(fd).st_size), real_fsync(fd))[1])
+    path = tmp_path / "trajectory.jsonl"
+    writer = TrajectoryWriter(path)
+    for n in range(5):
+        step = Step(step=n, t=n, url="http://127.0.0.1/", action=Action(type="goto", source="agent"), state={},
+                    state_diff=StateDiff(), dom_hash="d", text_hash="t")
+        writer.write(step)
+        assert read_trajectory(path)[-1].step == n  # written before write() returns, whatever the fsync thread does
+    writer.close()
+    writer.close()
+    assert synced and synced[-1] == path.stat().st_size, "close() fsyncs everything written"
+    assert [s.step for s in read_trajectory(path)] == [0, 1, 2, 3, 4]
