@@ -187,25 +187,26 @@ async def test_an_endless_run_of_dialogs_is_bounded_and_the_other_episode_carrie
 
 @pytest.fixture(scope="module")
 async def popups(hostile, tmp_path_factory) -> Run:
-    scripts = {"popups": (CALM + [{"goto": "/popups"}, {"click": "#open"}, {"click": "#blank"},
+    scripts = {"popups": (CALM + [{"goto": "/popups"}, {"click": "#open"}, {"wait_for": "#seen-open"},
+                                  {"click": "#blank"}, {"wait_for": "#seen-blank"},
                                   {"extract_text": {"selector": "h1", "as": "title"}}], 5)}
     return await _run(hostile, tmp_path_factory.mktemp("popups"), scripts,
                       Budget(max_steps=30, timeout_s=30, stall_s=10))
 
 
 async def test_popups_and_new_tabs_are_listed_with_their_opener(popups, hostile):
-    steps = _ok(popups, "popups", 7)
+    steps = _ok(popups, "popups", 9)
     assert popups.answer("popups")["title"] == "Popups", "the agent's page stays its page"
     agent = [s for s in steps if s["action"]["source"] == "agent"]
-    assert [s["action"]["type"] for s in agent] == ["goto", "goto", "extract_text", "goto", "click", "click",
-                                                    "extract_text"]
+    assert [s["action"]["type"] for s in agent] == ["goto", "goto", "extract_text", "goto", "click", "wait_for",
+                                                    "click", "wait_for", "extract_text"]
     assert {s["tab"] for s in agent} == {0}, "the script's actions are steps of the tab it acted on"
     ep = popups.saved("popups")
     assert ep.tab_count == 2
     assert [(t["tab"], t["opener_tab"], t["url"]) for t in ep.tabs] == [
         (1, 0, f"{hostile.url}/popup-target?via=open"), (2, 0, f"{hostile.url}/popup-target?via=blank")]
-    for tab, click in zip(ep.tabs, agent[4:6]):  # opened by the click: before its step is written, or right after
-        assert click["step"] - 1 <= tab["after_step"] <= click["step"]
+    for tab, click, seen in zip(ep.tabs, agent[4::2], agent[5::2]):  # opened by the click, loaded before `seen`
+        assert click["step"] - 1 <= tab["after_step"] < seen["step"]
 
 
 async def test_new_tabs_get_steps_of_their_own(popups, hostile):

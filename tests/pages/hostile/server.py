@@ -51,9 +51,12 @@ PAGES: dict[str, bytes] = {
                            "<p id=ok>storm</p><script>setTimeout(() => { for (;;) alert('again'); }, 50)</script>"),
     "/popups": _page("Popups", """
 <button id=open onclick="window.open('/popup-target?via=open', 'pop', 'width=400,height=300')">Open popup</button>
-<a id=blank href="/popup-target?via=blank" target=_blank>New tab</a>
+<a id=blank href="/popup-target?via=blank" target=_blank rel=opener>New tab</a>
 <p id=ok>ready</p>"""),
-    "/popup-target": _page("Popup target", "<p id=ok>popped</p>"),
+    # tells its opener it loaded (#seen-open, #seen-blank), so a script can wait for it
+    "/popup-target": _page("Popup target", """<p id=ok>popped</p>
+<script>const via = new URLSearchParams(location.search).get('via');
+if (window.opener) window.opener.document.body.insertAdjacentHTML('beforeend', `<p id=seen-${via}>seen</p>`);</script>"""),
     "/download": _page("Download", "<a id=file href=/file.csv>Get the CSV</a><p id=ok>ready</p>"),
     "/refresh-self": _page("Refresh self", "<p id=ok>again</p>", "<meta http-equiv=refresh content=0>"),
     "/refresh-a": _page("Refresh A", "<p id=ok>a</p>", "<meta http-equiv=refresh content='0; url=/refresh-b'>"),
