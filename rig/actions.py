@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from rig.errors import ScriptError
 
@@ -45,6 +45,8 @@ class ExtractTableArgs(_Args):
     selector: str
     as_: str = Field(alias="as")
     append: bool = False
+    add: dict[str, str] = Field(default_factory=dict, description="extra columns with the same value on every row "
+                                "(`${...}` allowed), e.g. the carrier whose page the rows came from; not page text")
 
 
 class ExtractTextArgs(_Args):
@@ -59,9 +61,18 @@ class SortKey(_Args):
     numeric: bool = False
 
 
+class RecordArgs(_Args):
+    """Evidence records from the picked rows: one per row, its URL the page the row was read from, its excerpt the row's text."""
+
+    item: dict[str, str] = Field(min_length=1, description="key axis -> source column")
+    answer: str | None = Field(default=None, description="source column holding the record's answer")
+    subtask: str | None = None
+
+
 class AnswerArgs(_Args):
     from_: str | list[str] = Field(alias="from")
-    columns: list[str] | dict[str, str]
+    columns: list[str] | dict[str, str] | None = None
+    records: RecordArgs | None = None
     where: dict[str, str] = {}
     sort_by: list[SortKey] = []
     limit: int | None = None
@@ -69,10 +80,16 @@ class AnswerArgs(_Args):
 
     @field_validator("columns")
     @classmethod
-    def _nonempty(cls, v: list[str] | dict[str, str]) -> list[str] | dict[str, str]:
-        if not v:
+    def _nonempty(cls, v: list[str] | dict[str, str] | None) -> list[str] | dict[str, str] | None:
+        if v is not None and not v:
             raise ValueError("answer needs at least one column")
         return v
+
+    @model_validator(mode="after")
+    def _something(self) -> "AnswerArgs":
+        if self.columns is None and self.records is None:
+            raise ValueError("answer needs `columns` (a table), `records`, or both")
+        return self
 
 
 class Goto(_Args):

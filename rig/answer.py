@@ -1,8 +1,10 @@
-"""The answer an agent hands in (`answer.json`, CONTRACTS.md)."""
+"""The answer an agent hands in (`answer.json`, CONTRACTS.md): an answer table, evidence records, or both."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rig.grading.records import SubmittedRecord
 
 
 class Citation(BaseModel):
@@ -16,10 +18,17 @@ class Citation(BaseModel):
 
 
 class Answer(BaseModel):
-    """An answer table with per-row citations."""
+    """An answer table with per-row citations, and evidence records (`{item, url, excerpts, answer}`) for record tasks."""
 
     model_config = ConfigDict(extra="allow")
 
-    columns: list[str]
+    columns: list[str] = Field(default_factory=list)
     rows: list[list[str]] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
+    records: list[SubmittedRecord] = Field(default_factory=list, description="evidence records (WANDR), one per item")
+
+    @model_validator(mode="after")
+    def _rows_have_columns(self) -> Answer:
+        if self.rows and not self.columns:
+            raise ValueError("columns: an answer with rows needs its columns")
+        return self

@@ -306,15 +306,19 @@ def tasks_list(as_json: bool = typer.Option(False, "--json", help="print JSON on
     except RigError as exc:
         _fail(exc)
     if as_json:
-        rows = [{"id": t.id, "site": t.site, "family": t.family, "columns": t.output.columns,
-                 "gold_rows": len(t.gold.rows), "gold_states": [s.name for s in t.gold_states]} for t in tasks]
+        rows = [{"id": t.id, "site": t.site, "family": t.family, "columns": t.output.columns if t.output else None,
+                 "gold_rows": len(t.gold.rows) if t.gold else None,
+                 "records": len(t.records.gold or []) if t.records else None,
+                 "gold_states": [s.name for s in t.gold_states]} for t in tasks]
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     table = Table(title=f"{len(tasks)} bundled tasks ({2 * len(tasks)} with both prompt variants)")
-    for col in ("id", "site", "family", "rows", "gold states"):
+    for col in ("id", "site", "family", "rows", "records", "gold states"):
         table.add_column(col)
     for t in tasks:
-        table.add_row(t.id, t.site, t.family, str(len(t.gold.rows)), " -> ".join(s.name for s in t.gold_states))
+        rows = str(len(t.gold.rows)) if t.gold else "-"
+        records = str(len(t.records.gold or [])) if t.records else "-"
+        table.add_row(t.id, t.site, t.family, rows, records, " -> ".join(s.name for s in t.gold_states))
     out.print(table)
 
 

@@ -1,7 +1,7 @@
 """`rig demo`: the main job on the bundled sites, offline, with no API key.
 
 Serves the bundled sites; runs the reference agent and the six fault-injected agents on a
-representative subset of SGR-mini (one task per site, constraint prompts; `--all`: every task, both
+representative subset of SGR-mini (one task per site plus a record-taking task, constraint prompts; `--all`: every task, both
 prompts); records every episode; grades the run; writes the report.
 """
 
@@ -18,8 +18,9 @@ from rig.runner.run import run
 from rig.sites import SitesServer
 from rig.tasks import bundled_tasks
 
-#: The representative subset: one task per site, each exercising a different state mechanism.
-SUBSET = ("flights-03", "stats-02", "eco-02")
+#: The representative subset: one task per site, each exercising a different state mechanism, and one task that
+#: takes evidence records (so the report shows record metrics).
+SUBSET = ("flights-03", "stats-02", "eco-02", "flights-06")
 AGENTS = ("reference", *(f"perturbed:{k}" for k in KINDS))
 
 

@@ -30,7 +30,7 @@ BROKEN = Path(__file__).parent / "data" / "broken"
     ("task-tab-indent.yaml", "line 9, column 1: not valid YAML: found character '\\t' that cannot start any token"),
     ("task-not-utf8.yaml", "line 7, byte 204: not UTF-8 text"),
     ("task-list.yaml", "a task file is a YAML mapping"),
-    ("task-missing-gold.yaml", "gold: Field required"),
+    ("task-missing-gold.yaml", "gold: an answer table needs both `output` and `gold`"),
 ])
 def test_broken_task_files(name, message):
     with pytest.raises(TaskError) as exc:

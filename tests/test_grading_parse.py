@@ -39,7 +39,7 @@ def test_first_table_wins():
 
 def test_markdown_header_only_and_one_column_tables():
     assert parse_table("| Species | Year |\n|---|---|\n", "t").model_dump() == {
-        "columns": ["Species", "Year"], "rows": [], "citations": []}
+        "columns": ["Species", "Year"], "rows": [], "citations": [], "records": []}
     assert parse_table("| Species |\n| --- |\n| Boiga |\n", "t").rows == [["Boiga"]]
 
 
@@ -89,16 +89,16 @@ def test_bare_list_of_row_objects():
     a = parse("rows.json")
     assert a.columns == ["Species", "Year", "Valid"]
     assert a.rows == [["Boiga ceylonensis", "1890", ""], ["Lycodon travancoricus", "1890", "true"], ["", "", ""]]
-    assert parse_table("[]", "t").model_dump() == {"columns": [], "rows": [], "citations": []}
+    assert parse_table("[]", "t").model_dump() == {"columns": [], "rows": [], "citations": [], "records": []}
 
 
 @pytest.mark.parametrize("text", ["", "   \n\n", "\ufeff"])
 def test_empty_text_is_zero_rows_with_unknown_columns(text):
-    assert parse_table(text, "t").model_dump() == {"columns": [], "rows": [], "citations": []}
+    assert parse_table(text, "t").model_dump() == {"columns": [], "rows": [], "citations": [], "records": []}
 
 
 def test_empty_file():
-    assert parse("empty.txt").model_dump() == {"columns": [], "rows": [], "citations": []}
+    assert parse("empty.txt").model_dump() == {"columns": [], "rows": [], "citations": [], "records": []}
 
 
 def test_truncated_markdown_keeps_the_short_last_row():
@@ -114,8 +114,8 @@ def test_a_link_in_prose_before_the_table_is_not_json():
     "name,message",
     [
         ("truncated.json", "answers/truncated.json: invalid JSON at line 1 column 75: Unterminated string starting at"),
-        ("no_columns.json", ("answers/no_columns.json: JSON object has no 'columns' field "
-                            '(answer.json: {"columns": [...], "rows": [[...]]})')),
+        ("no_columns.json", ("answers/no_columns.json: JSON object has neither a 'columns' nor a 'records' field "
+                            '(answer.json: {"columns": [...], "rows": [[...]]} and/or {"records": [...]})')),
         ("list_of_lists.json", "answers/list_of_lists.json: a JSON list must hold row objects; item 0 is list"),
         ("nested_cell.json", ("answers/nested_cell.json: rows[0][1]: a cell must be a string, number, boolean or null, "
                               "got list")),

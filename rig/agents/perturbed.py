@@ -44,7 +44,7 @@ def perturb_script(task: Task, kind: str) -> list[dict[str, Any]]:
         if appended:
             return [a for i, a in enumerate(script) if i not in appended]
         answer = next(a for a in reversed(script) if "answer" in a)
-        half = math.ceil(len(task.gold.rows) / 2)
+        half = math.ceil((len(task.gold.rows) if task.gold else _expected_records(task)) / 2)
         answer["answer"]["limit"] = min(answer["answer"].get("limit") or half, half)
         return script
     if kind in ("scope_drift", "criterion_mismatch"):
@@ -87,16 +87,31 @@ def perturb_answer(task: Task, kind: str, answer: Answer) -> Answer:
         order = list(range(len(answer.rows)))[::-1]
         return _reordered(answer, order)
     if kind == "page_misreading":
-        keys = set(task.output.key)
-        col = next((i for i, c in enumerate(answer.columns) if c not in keys), None)
-        if col is None or len(answer.rows) < 2:
-            raise InputError(task.id, "output", "page_misreading needs a non-key column and two rows")
-        rows = [list(r) for r in answer.rows]
-        values = [r[col] for r in answer.rows]
-        for i, r in enumerate(rows):
-            r[col] = values[(i + 1) % len(values)]
-        return answer.model_copy(update={"rows": rows})
+        update: dict[str, Any] = {}
+        if task.output is not None:
+            keys = set(task.output.key)
+            col = next((i for i, c in enumerate(answer.columns) if c not in keys), None)
+            if col is None or len(answer.rows) < 2:
+                raise InputError(task.id, "output", "page_misreading needs a non-key column and two rows")
+            rows = [list(r) for r in answer.rows]
+            values = [r[col] for r in answer.rows]
+            for i, r in enumerate(rows):
+                r[col] = values[(i + 1) % len(values)]
+            update["rows"] = rows
+        if len(answer.records) >= 2:  # each record states its neighbour's answer
+            recs = answer.records
+            update["records"] = [r.model_copy(update={"answer": recs[(i + 1) % len(recs)].answer})
+                                 for i, r in enumerate(recs)]
+        return answer.model_copy(update=update)
     return answer
+
+
+def _expected_records(task: Task) -> int:
+    """How many records a records-only task expects (the product of `required` down the main branch)."""
+    n, level = 1, task.records.hierarchy.root if task.records else None
+    while level is not None:
+        n, level = n * level.required, level.child
+    return n
 
 
 def _reordered(answer: Answer, order: list[int]) -> Answer:
@@ -108,7 +123,7 @@ def _reordered(answer: Answer, order: list[int]) -> Answer:
 def check_supported(task: Task, kind: str) -> None:
     """Raise InputError when `kind` cannot be injected into `task` (checked before any episode runs)."""
     parse_actions(perturb_script(task, kind), f"{task.id}.perturbations.{kind}")
-    if kind == "page_misreading" and kind not in task.perturbations:
+    if kind == "page_misreading" and kind not in task.perturbations and task.output is not None and task.gold:
         keys = set(task.output.key)
         cols = [i for i, c in enumerate(task.output.columns) if c not in keys]
         if not cols or len({r[cols[0]] for r in task.gold.rows}) < 2:

@@ -24,16 +24,39 @@ async def run_reference(task: Task, page: Page, base_url: str, hook: ActionHook 
 
 
 def gold_mismatch(task: Task, answer: Answer) -> str | None:
-    """None when the answer equals the gold table after canonicalisation; else what differs."""
+    """None when the answer equals the gold table (and its records the gold records) after canonicalisation;
+    else what differs."""
+    if task.output is None or task.gold is None:
+        return records_mismatch(task, answer)
     if answer.columns != task.output.columns:
         return f"columns {answer.columns} != {task.output.columns}"
     canon = Canonicalizer(task.canonicalize)
     got = canon.rows(task.output.columns, answer.rows)
     want = canon.rows(task.output.columns, task.gold.rows)
     if got == want:
-        return None
+        return records_mismatch(task, answer)
     extra = [r for r in got if r not in want]
     missing = [r for r in want if r not in got]
     if not extra and not missing:
         return f"same rows in a different order: got {got}"
     return f"{len(got)} rows vs {len(want)} gold; extra {extra[:3]}, missing {missing[:3]}"
+
+
+def records_mismatch(task: Task, answer: Answer) -> str | None:
+    """None when the answer's records name exactly the task's gold records (item, answer, branch); else what differs."""
+    if task.records is None or task.records.gold is None:
+        return None
+    spec = task.records
+    answers = Canonicalizer({"default": spec.answer_rules})
+
+    def key(item: dict[str, str], value: str, subtask: str | None) -> tuple[object, ...]:
+        axes = tuple(sorted((a, Canonicalizer({"default": spec.hierarchy.policy(a).rules}).cell(a, v))
+                            for a, v in item.items()))
+        return axes, answers.cell("answer", value), subtask
+
+    got = sorted(key(r.item, r.answer, r.subtask) for r in answer.records)
+    want = sorted(key(g.item, g.answer, g.subtask) for g in spec.gold)
+    if got == want:
+        return None
+    return f"{len(got)} records vs {len(want)} gold; extra {[k for k in got if k not in want][:3]}, " \
+           f"missing {[k for k in want if k not in got][:3]}"

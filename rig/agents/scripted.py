@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from rig.actions import verb_of
 from rig.answer import Answer, Citation
 from rig.errors import AgentError, BrowserCrashed
+from rig.grading.records import SubmittedRecord
 
 _VAR = re.compile(r"\$\{(\w+)(?:\[(\d+)\]\.([^}]+))?\}")
 
@@ -45,11 +46,12 @@ class ActionHook(Protocol):
 
 @dataclass
 class Table:
-    """An extracted table: its rows and, per row, the URL it was read from."""
+    """An extracted table: its rows and, per row, the URL it was read from and the row's text on that page."""
 
     columns: list[str]
     rows: list[list[str]] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
 
     def column(self, name: str) -> int:
         """Index of a column by header text."""
@@ -159,13 +161,16 @@ class ScriptRunner:
         loc = self.page.locator(a.selector)
         await loc.wait_for(state="attached", timeout=self.timeout_ms)
         got = await loc.evaluate(_TABLE_JS)
+        added = {name: self.sub(value) for name, value in a.add.items()}
+        columns = [*got["columns"], *added]
         table = self.variables.get(a.as_) if a.append else None
         if not isinstance(table, Table):
-            table = Table(columns=got["columns"])
-        elif table.columns != got["columns"]:
-            raise AgentError(f"cannot append to {a.as_!r}: columns {got['columns']} differ from {table.columns}")
-        table.rows += got["rows"]
+            table = Table(columns=columns)
+        elif table.columns != columns:
+            raise AgentError(f"cannot append to {a.as_!r}: columns {columns} differ from {table.columns}")
+        table.rows += [[*row, *added.values()] for row in got["rows"]]
         table.urls += [self.page.url] * len(got["rows"])
+        table.texts += [" ".join(row) for row in got["rows"]]
         self.variables[a.as_] = table
 
     async def _do_extract_text(self, a: Any) -> None:
@@ -181,41 +186,63 @@ class ScriptRunner:
         self.answer = compose_answer(self.variables, a, self.sub)
 
 
+@dataclass
+class _Picked:
+    row: list[str]
+    url: str
+    text: str
+    table: Table
+    projected: list[str] = field(default_factory=list)
+
+    def cell(self, column: str) -> str:
+        return self.row[self.table.column(column)]
+
+
 def compose_answer(variables: dict[str, Any], a: Any, sub: Any = str) -> Answer:
-    """Build an answer from extracted tables: concatenate, filter, project, deduplicate, sort, limit."""
+    """Build an answer from extracted tables: concatenate, filter, project, deduplicate, sort, limit; then the
+    answer table (`columns`) and/or one evidence record per picked row (`records`)."""
     names = [a.from_] if isinstance(a.from_, str) else a.from_
-    picked: list[tuple[list[str], str, Table]] = []
+    picked: list[_Picked] = []
     for name in names:
         table = variables.get(name)
         if not isinstance(table, Table):
             raise AgentError(f"answer reads {name!r}, which is not an extracted table")
-        for row, url in zip(table.rows, table.urls):
-            picked.append((row, url, table))
+        texts = table.texts or [" ".join(r) for r in table.rows]
+        picked += [_Picked(row, url, text, table) for row, url, text in zip(table.rows, table.urls, texts)]
     for col, want in a.where.items():
         want = sub(want)
-        picked = [p for p in picked if p[0][p[2].column(col)] == want]
-    mapping = a.columns if isinstance(a.columns, dict) else {c: c for c in a.columns}
-    out: list[tuple[list[str], list[str], str]] = []
+        picked = [p for p in picked if p.cell(col) == want]
+    mapping = a.columns if isinstance(a.columns, dict) else {c: c for c in a.columns or []}
+    out: list[_Picked] = []
     seen: set[tuple[str, ...]] = set()
-    for row, url, table in picked:
-        projected = [row[table.column(src)] for src in mapping.values()]
-        if a.distinct and tuple(projected) in seen:
+    for p in picked:
+        p.projected = [p.cell(src) for src in mapping.values()] if mapping else list(p.row)
+        if a.distinct and tuple(p.projected) in seen:
             continue
-        seen.add(tuple(projected))
-        out.append((projected, row, url))
+        seen.add(tuple(p.projected))
+        out.append(p)
     cols = list(mapping)
     for key in reversed(a.sort_by):
-        idx = cols.index(key.column) if key.column in cols else None
-        if idx is None:
+        if key.column in cols:
+            get = lambda p, i=cols.index(key.column): p.projected[i]  # noqa: E731
+        elif not cols:  # a records-only answer sorts on source columns
+            get = lambda p, c=key.column: p.cell(c)  # noqa: E731
+        else:
             raise AgentError(f"sort_by column {key.column!r} is not an answer column {cols}")
-        out.sort(key=lambda r, i=idx, n=key.numeric: _num(r[0][i]) if n else r[0][i], reverse=key.desc)
+        out.sort(key=lambda p, g=get, n=key.numeric: _num(g(p)) if n else g(p), reverse=key.desc)
     if a.limit is not None:
         out = out[: a.limit]
-    return Answer(
+    answer = Answer(
         columns=cols,
-        rows=[r[0] for r in out],
-        citations=[Citation(row=i, url=r[2], excerpt=" ".join(r[1])) for i, r in enumerate(out)],
+        rows=[p.projected for p in out] if cols else [],
+        citations=[Citation(row=i, url=p.url, excerpt=p.text) for i, p in enumerate(out)] if cols else [],
     )
+    if a.records is not None:
+        r = a.records
+        answer.records = [SubmittedRecord(item={axis: p.cell(src) for axis, src in r.item.items()}, url=p.url,
+                                          excerpts=[p.text], answer=p.cell(r.answer) if r.answer else "",
+                                          subtask=r.subtask) for p in out]
+    return answer
 
 
 def _num(text: str) -> float:

@@ -17,6 +17,8 @@ from rig.episode import EPISODE_FILE, Episode, Status, read_episode
 from rig.grading.evidence import EpisodeTexts, read_step_texts
 from rig.grading.labels import is_perfect, label_episode
 from rig.grading.parse import ParseFailure, read_steps
+from rig.grading.record_checks import RecordCheck, check_records
+from rig.grading.records import RollupScores
 from rig.grading.states import DriftEvent, Divergence, EpisodeStates, RowProvenance, StateReach, first_divergence
 from rig.grading.tables import TableScore, score_table
 from rig.grading.verify import TRAJECTORY_FILE, CitationCheck, check_citations, file_sha256, read_answer, task_for
@@ -59,8 +61,11 @@ class Grade(BaseModel):
     scored: bool = Field(description="false for infra_error/incomplete episodes and episodes without a task: "
                                      "never scored as zero, excluded from means")
     error: str | None = None
-    passed: bool | None = Field(default=None, description="Row-F1 = 1 and P.O.A. = 1 (or a single gold row)")
-    scores: TableScore | None = None
+    passed: bool | None = Field(default=None, description="Row-F1 = 1 and P.O.A. = 1 (or a single gold row) for an "
+                                                        "answer table, and hard record F1 = 1 for records")
+    scores: TableScore | None = Field(default=None, description="answer-table scores (null: a records-only task)")
+    records: list[RecordCheck] = Field(default_factory=list, description="per-record verdicts (tasks with `records`)")
+    record_scores: RollupScores | None = Field(default=None, description="soft and hard record P/R/F1 (tasks with `records`)")
     gold_states: list[StateReach] = Field(default_factory=list)
     answer_states: list[str] = Field(default_factory=list)
     evidence: list[EvidenceCheck] = Field(default_factory=list)
@@ -141,10 +146,17 @@ def grade_episode(episode_dir: str | Path, task: Task | None = None, *, referenc
             answer = read_answer(episode_dir / ANSWER_FILE)
         except ParseFailure as e:
             grade.status, grade.error = "parse_failure", str(e)
-    pred = answer if answer is not None else Answer(columns=task.output.columns, rows=[])
-    gold = Answer(columns=task.output.columns, rows=task.gold.rows)
-    grade.scores = score_table(gold, pred, task.output.key, task.canonicalize)
-    grade.scored, grade.passed = True, is_perfect(grade.scores)
+    passed = []
+    if task.output is not None and task.gold is not None:
+        pred = answer if answer is not None else Answer(columns=task.output.columns, rows=[])
+        gold = Answer(columns=task.output.columns, rows=task.gold.rows)
+        grade.scores = score_table(gold, pred, task.output.key, task.canonicalize)
+        passed.append(is_perfect(grade.scores))
+    if task.records is not None:
+        graded = check_records(task.records, answer, episode_dir, steps, texts, episode.start_url)
+        grade.records, grade.record_scores = graded.records, graded.scores
+        passed.append(graded.scores.hard_f1 >= 1.0 - 1e-9)
+    grade.scored, grade.passed = True, all(passed)
     es = EpisodeStates(task, steps, texts, answer)
     grade.gold_states, grade.answer_states, grade.evidence = es.reach(), es.answer_names, _evidence(task, es)
     grade.rows = es.provenance()
@@ -158,7 +170,7 @@ def grade_episode(episode_dir: str | Path, task: Task | None = None, *, referenc
         grade.first_divergence = first_divergence(steps, _steps(Path(reference)))
     if answer is not None:
         grade.citations = check_citations(episode_dir, steps, texts, answer, es, episode.start_url)
-    if grade.status == "ok":
+    if grade.status == "ok" and grade.scores is not None:
         label = label_episode(es, grade.scores, grade.rows)
         if label is not None:
             grade.label, grade.rationale, grade.label_step = label.category, label.rationale, label.step

@@ -82,8 +82,9 @@ def _from_json(data: Any, source: str) -> Answer:
             columns = list(dict.fromkeys(k for obj in data for k in obj))
             return Answer(columns=columns, rows=[[_json_cell(obj.get(c), f"[{i}].{c}") for c in columns]
                                                  for i, obj in enumerate(data)])
-        if "columns" not in data:
-            raise ValueError("JSON object has no 'columns' field (answer.json: {\"columns\": [...], \"rows\": [[...]]})")
+        if "columns" not in data and "records" not in data:
+            raise ValueError("JSON object has neither a 'columns' nor a 'records' field (answer.json: "
+                             "{\"columns\": [...], \"rows\": [[...]]} and/or {\"records\": [...]})")
         rows = data.get("rows") or []
         if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
             raise ValueError("'rows' must be a list of lists of cells")

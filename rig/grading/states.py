@@ -250,7 +250,7 @@ class EpisodeStates:
 
     def provenance(self) -> list[RowProvenance]:
         """Per answer row: where its values were visible and whether one of those states is an answer state."""
-        if self.answer is None:
+        if self.answer is None or self.task.output is None:
             return []
         key_idx = [self.answer.columns.index(k) for k in self.task.output.key if k in self.answer.columns]
         out = []

@@ -30,14 +30,24 @@ SUMMARY_FILE = "summary.json"
 SUMMARY_MD = "summary.md"
 
 
+RECORD_METRICS = ("soft_precision", "soft_recall", "soft_f1", "hard_precision", "hard_recall", "hard_f1")
+
+
 class Metrics(BaseModel):
-    """Means over scored episodes (null when none was scored)."""
+    """Means over scored episodes (null when none was scored); record metrics over scored episodes of record tasks."""
 
     episodes: int
     scored: int
     item_f1: float | None = None
     row_f1: float | None = None
     poa: float | None = None
+    record_episodes: int = Field(default=0, description="scored episodes of tasks that take records")
+    record_soft_precision: float | None = None
+    record_soft_recall: float | None = None
+    record_soft_f1: float | None = None
+    record_hard_precision: float | None = None
+    record_hard_recall: float | None = None
+    record_hard_f1: float | None = None
 
 
 class GroupSummary(Metrics):
@@ -85,8 +95,10 @@ def _mean(xs: Iterable[float | None]) -> float | None:
 
 def _metrics(grades: list[Grade]) -> Metrics:
     scored = [g.scores for g in grades if g.scored and g.scores]
-    return Metrics(episodes=len(grades), scored=len(scored), item_f1=_mean(s.item_f1 for s in scored),
-                   row_f1=_mean(s.row_f1 for s in scored), poa=_mean(s.poa for s in scored))
+    recs = [g.record_scores for g in grades if g.scored and g.record_scores]
+    return Metrics(episodes=len(grades), scored=sum(g.scored for g in grades), item_f1=_mean(s.item_f1 for s in scored),
+                   row_f1=_mean(s.row_f1 for s in scored), poa=_mean(s.poa for s in scored), record_episodes=len(recs),
+                   **{f"record_{m}": _mean(getattr(r, m) for r in recs) for m in RECORD_METRICS})
 
 
 def _passk(grades: list[Grade]) -> dict[str, float]:
@@ -255,6 +267,14 @@ def markdown(summary: Summary) -> str:
         out.append(f"| {g.agent} | {g.variant or '–'} | {g.episodes} | {g.scored} | {g.infra} | {_pct(g.gold_state_reach)} "
                    f"| {_pct(g.answer_state_reach)} | {_pct(g.state_anchored_rows)} | " + " | ".join(pk) + " | "
                    + " | ".join(str(g.failures[c]) for c in CATEGORIES) + " |")
+    if any(g.record_episodes for g in summary.groups):
+        out += ["", "## Evidence records (soft and hard precision, recall, F1; means over record tasks)", "",
+                "| Agent | Variant | Record episodes | Soft P | Soft R | Soft F1 | Hard P | Hard R | Hard F1 |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for g in summary.groups:
+            if g.record_episodes:
+                out.append(f"| {g.agent} | {g.variant or '–'} | {g.record_episodes} | "
+                           + " | ".join(_pct(getattr(g, f"record_{m}")) for m in RECORD_METRICS) + " |")
     if summary.label_agreement and summary.label_agreement_detail:
         out += ["", f"## Label agreement with injected faults: {_pct(summary.label_agreement['overall'])} %", "",
                 "| Injected | Episodes | Agree | Agreement | Automatic labels |", "|---|---:|---:|---:|---|"]

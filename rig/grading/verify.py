@@ -79,11 +79,13 @@ def read_answer(path: Path) -> Answer:
     return parse_table(text, str(path))
 
 
-def _same(a: str, b: str) -> bool:
+def same_url(a: str, b: str) -> bool:
+    """Whether two URLs are the same once percent-escapes are decoded."""
     return unquote(a) == unquote(b)
 
 
-def _defrag(url: str) -> str:
+def defrag(url: str) -> str:
+    """The URL without its fragment."""
     return urldefrag(url)[0]
 
 
@@ -98,8 +100,8 @@ def check_citations(episode_dir: Path, steps: list[Step], texts: EpisodeTexts, a
         check = CitationCheck(index=n, url=cite.url, row=cite.row, verified=False, step=None, state=None, reason="")
         if cite.row is not None and 0 <= cite.row < len(answer.rows):
             check.supports_row = PageText(cite.excerpt).row_on_page(list(zip(answer.columns, answer.rows[cite.row])), forms)
-        idx = [i for i, s in enumerate(steps) if _same(s.url, url)] or \
-              [i for i, s in enumerate(steps) if _same(_defrag(s.url), _defrag(url))]
+        idx = [i for i, s in enumerate(steps) if same_url(s.url, url)] or \
+              [i for i, s in enumerate(steps) if same_url(defrag(s.url), defrag(url))]
         if not cite.excerpt.strip():
             check.reason = "the citation has no excerpt to check"
         elif idx:
@@ -130,10 +132,10 @@ def _on_steps(check: CitationCheck, excerpt: str, idx: list[int], steps: list[St
 
 
 def _in_responses(check: CitationCheck, excerpt: str, url: str, episode_dir: Path, loaded: set[str]) -> None:
-    if not any(_same(_defrag(u), _defrag(url)) for u in loaded):
+    if not any(same_url(defrag(u), defrag(url)) for u in loaded):
         check.reason = "the URL was not loaded in the episode"
         return
-    bodies = response_texts(episode_dir, lambda u: _same(_defrag(u), _defrag(url)))
+    bodies = response_texts(episode_dir, lambda u: same_url(defrag(u), defrag(url)))
     found = [m for _, text in bodies if (m := text.find(excerpt))]
     if found:
         check.verified, check.match = True, min(found, key=_LEVELS.index)

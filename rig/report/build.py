@@ -83,6 +83,7 @@ class Report:
         _write(path, self.env.get_template("index.html").render(
             root="", run=run, summary=run.summary, figures=figures(run.summary),
             families=family_rows(run.summary, run.episodes),
+            records=any(g.record_episodes for g in run.summary.groups),
             agreement=audit_agreement(run.episodes), audited=[e for e in run.episodes if e.audit is not None],
             episodes=run.episodes))
         return path

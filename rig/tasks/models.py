@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from rig.actions import parse_actions
 from rig.errors import ScriptError
+from rig.grading.canonical import DEFAULT_RULES
+from rig.grading.records import URL, KeyHierarchy
 
 DimensionTag = Literal["scope", "criterion", "view"]
 Op = Literal["eq", "ne", "in", "contains", "gte", "lte", "prefix"]
@@ -92,6 +94,53 @@ class GoldTable(_Model):
     rows: list[list[str]] = Field(min_length=2, max_length=20)
 
 
+class GoldRecord(_Model):
+    """One expected record: its identifying item (axis -> value), its answer, and its branch (None: main)."""
+
+    item: dict[str, str]
+    answer: str = ""
+    subtask: str | None = None
+
+
+class RecordsSpec(_Model):
+    """Evidence-backed records a task takes (WANDR): the key hierarchy and what each record must support."""
+
+    hierarchy: KeyHierarchy = Field(description="levels of identifying keys with required counts, ending in url leaves")
+    answer: str = Field(description="what a record's `answer` states, in words (e.g. 'the carrier's delayed flights')")
+    answer_rules: list[Any] = Field(default_factory=lambda: list(DEFAULT_RULES),
+                                    description="canonicalisation rules comparing answers (e.g. [number])")
+    facts: list[str] | None = Field(
+        default=None, description="the record values its excerpts or captured page must show: item axes and/or "
+                                  "`answer` (null: every item axis and the answer)")
+    gold: list[GoldRecord] | None = Field(
+        default=None, description="the qualifying records: a record whose item or answer matches none of them is "
+                                  "not supported (null: any item the page supports qualifies)")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "RecordsSpec":
+        branches = self.hierarchy.branch_axes()
+        axes = {a for keys in branches.values() for a in keys}
+        for i, fact in enumerate(self.facts or []):
+            if fact != "answer" and fact not in axes:
+                raise ValueError(f"facts[{i}]: {fact!r} is neither `answer` nor an item axis {sorted(axes)}")
+        for i, rec in enumerate(self.gold or []):
+            if rec.subtask not in branches:
+                raise ValueError(f"gold[{i}].subtask: unknown subtask {rec.subtask!r}; the hierarchy declares "
+                                 f"{sorted(n for n in branches if n is not None)}")
+            missing = [a for a in branches[rec.subtask] if not rec.item.get(a, "").strip()]
+            if missing:
+                raise ValueError(f"gold[{i}].item: missing {missing}; this branch is identified by {branches[rec.subtask]}")
+        for axis in self.hierarchy.axes:
+            if axis != URL and axis not in axes:
+                raise ValueError(f"hierarchy.axes.{axis}: not a key of any level")
+        return self
+
+    def required_facts(self, subtask: str | None) -> list[str]:
+        """The facts a record of branch `subtask` must support."""
+        axes = self.hierarchy.branch_axes().get(subtask, [])
+        return [f for f in self.facts if f == "answer" or f in axes] if self.facts is not None else [*axes, "answer"]
+
+
 class Task(_Model):
     """One SGR task: prompts, output schema, gold answer, gold retrieval states and a reference solution."""
 
@@ -100,12 +149,13 @@ class Task(_Model):
     site: str = Field(description="bundled site name, e.g. 'flights'")
     start_path: str = Field(description="where agents start: a path on the sites server, e.g. '/flights/'")
     prompts: Prompts
-    output: OutputSchema
+    output: OutputSchema | None = Field(default=None, description="the answer table's shape (null: a records-only task)")
     canonicalize: dict[str, Any] = Field(
         default_factory=lambda: {"default": ["nfkc", "trim", "collapse_ws"]},
         description="canonicalisation rules (CONTRACTS.md)",
     )
-    gold: GoldTable
+    gold: GoldTable | None = Field(default=None, description="the gold answer table (with `output`)")
+    records: RecordsSpec | None = Field(default=None, description="evidence-backed records the task takes (WANDR)")
     gold_states: list[GoldState] = Field(min_length=1, description="in the order the solution needs them")
     evidence: list[EvidenceRequirement] = Field(min_length=1)
     dependency: str = Field(description="the logical dependency: which value read in one state decides the next")
@@ -127,8 +177,13 @@ class Task(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Task":
-        width = len(self.output.columns)
-        for i, row in enumerate(self.gold.rows):
+        if self.output is None and self.records is None:
+            raise ValueError("output: a task needs an answer table (`output` and `gold`), `records`, or both")
+        if (self.output is None) != (self.gold is None):
+            missing = "gold" if self.gold is None else "output"
+            raise ValueError(f"{missing}: an answer table needs both `output` and `gold`")
+        width = len(self.output.columns) if self.output else 0
+        for i, row in enumerate(self.gold.rows if self.gold else []):
             if len(row) != width:
                 raise ValueError(f"gold.rows[{i}]: has {len(row)} cells, the output schema has {width} columns")
         if not self.start_path.startswith(f"/{self.site}/"):
@@ -153,7 +208,14 @@ class Task(_Model):
         return self._source
 
     def prompt(self, variant: str) -> str:
-        """The prompt of one variant (`constraint` or `goal`), with the output schema appended."""
+        """The prompt of one variant (`constraint` or `goal`), with the output schema and record format appended."""
         text = getattr(self.prompts, variant)
-        cols = ", ".join(self.output.columns)
-        return f"{text}\n\nAnswer as a table with columns: {cols}. Order: {self.output.order}."
+        if self.output is not None:
+            cols = ", ".join(self.output.columns)
+            text += f"\n\nAnswer as a table with columns: {cols}. Order: {self.output.order}."
+        if self.records is not None:
+            branches = self.records.hierarchy.branch_axes()
+            items = "; ".join(f"{'main' if b is None else b}: {', '.join(a)}" for b, a in branches.items())
+            text += (f"\n\nAlso hand in evidence records, one per item: item ({items}), the URL of the page that "
+                     f"shows it, verbatim excerpts of that page, and the answer ({self.records.answer}).")
+        return text

@@ -7,7 +7,7 @@ formatted as the site shows them (counts with thousands separators, average dela
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -103,10 +103,44 @@ def flights_05() -> list[list[str]]:
     return [[r.faa, r.name, str(r.alt), r.tzone] for r in ap.itertuples()]
 
 
+def flights_06() -> list[list[str]]:
+    """The three carriers with most delayed July flights (40+) from JFK to June's busiest JFK destination."""
+    f = flights_frame()
+    june = f[(f["origin"] == "JFK") & (f["month"] == 6)]
+    dest = _top(_by(june, "dest", "dep_delay"), "dest", "flights")["dest"].iloc[0]
+    july = f[(f["origin"] == "JFK") & (f["month"] == 7) & (f["status"] == "delayed") & _dest_matches(f, dest)]
+    top = _top(_by(july, "carrier", "dep_delay", 40), "carrier", "flights").head(3)
+    return [[r.carrier, f"{r.flights:,}"] for r in top.itertuples()]
+
+
+def flights_07() -> list[list[str]]:
+    """2013 departures per New York airport of the two LGA carriers with the latest July departures (300+ flights)."""
+    f = flights_frame()
+    july = _by(f[(f["origin"] == "LGA") & (f["month"] == 7)], "carrier", "dep_delay", 300)
+    out = []
+    for carrier in _top(july, "carrier", "delay")["carrier"].head(2):
+        per_origin = f[f["carrier"] == carrier].groupby("origin").size()
+        out += [[carrier, origin, f"{n:,}"] for origin, n in sorted(per_origin.items())]
+    return out
+
+
+def _records(rows: list[list[str]], axes: list[str]) -> list[dict[str, Any]]:
+    """Gold records from gold rows: the leading cells are the item's axes, the last cell the answer."""
+    return [{"item": dict(zip(axes, r[:-1])), "answer": r[-1]} for r in rows]
+
+
 GOLD: dict[str, Callable[[], list[list[str]]]] = {
     "flights-01": flights_01,
     "flights-02": flights_02,
     "flights-03": flights_03,
     "flights-04": flights_04,
     "flights-05": flights_05,
+    "flights-06": flights_06,
+    "flights-07": flights_07,
+}
+
+#: Gold records of the record-taking tasks (`records.gold` in the task file).
+RECORD_GOLD: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    "flights-06": lambda: _records(flights_06(), ["carrier"]),
+    "flights-07": lambda: _records(flights_07(), ["carrier", "origin"]),
 }
