@@ -26,7 +26,13 @@ class RecorderOptions(BaseModel):
         default="on_change", description="a JPEG per step, only when the DOM changed, or none"
     )
     jpeg_quality: int = Field(default=60, ge=1, le=100)
-    screenshot_scale: float = Field(default=1.0, gt=0, le=1, description="scale the viewport image by this factor")
+    screenshot_scale: float = Field(
+        default=0.625,
+        gt=0,
+        le=1,
+        description="scale the viewport image by this factor (0.625: 800x450 for a 1280x720 viewport, the size of a "
+        "Playwright trace's screenshots; 1: full size)",
+    )
     screenshot_wait_ms: int = Field(
         default=100,
         ge=0,
@@ -57,4 +63,4 @@ class RecorderOptions(BaseModel):
         description="wait this long for a response body (a page may never read one); then archive it as truncated",
     )
     max_body_bytes: int = Field(default=20_000_000, ge=0, description="truncate archived bodies beyond this")
-    fsync: bool = Field(default=True, description="fsync trajectory.jsonl after every step")
+    fsync: bool = Field(default=True, description="fsync trajectory.jsonl after every step (on a background thread)")

@@ -3,9 +3,10 @@
     .venv/bin/python scripts/bench_recorder.py [--repeats 9] [--site flights|catalog] [--json]
 
 Each condition runs the same action script in a fresh browser context: by default over the bundled `flights`
-site (two reference solutions' worth of filters, sorting and tables), or over tests/pages/catalog.html. The
-conditions are interleaved, after one warm-up round; the median wall time and CPU time (this process, the
-browser and the Playwright driver) of the repeats are reported with bytes per step on disk.
+site (two reference solutions' worth of filters, sorting and tables), served from a process of its own as a real
+site is, or over tests/pages/catalog.html. The conditions are interleaved, after one warm-up round; the median
+wall time and CPU time (this process and its children: browser, Playwright driver, site server) of the repeats
+are reported with bytes per step on disk.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ import contextlib
 import importlib.util
 import json
 import shutil
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +37,7 @@ from rig.agents.scripted import ScriptRunner
 from rig.browser import launch
 
 ROOT = Path(__file__).resolve().parents[1]
+_SERVER_PID: dict[str, int] = {}  # the site server's process, to tell its CPU time apart
 
 #: 30 actions over the bundled flights site: flights-01's reference solution (without its answer), then the
 #: first ten actions of flights-04's: selects, a checkbox, a text field, form submissions, a sortable table.
@@ -107,11 +112,26 @@ CATALOG: list[dict[str, Any]] = [
 @contextlib.contextmanager
 def _server(site: str) -> Iterator[str]:
     """Serve the benchmark's site on 127.0.0.1; yield its base URL."""
-    if site == "flights":
-        from rig.sites import SitesServer
-
-        with SitesServer() as srv:
-            yield srv.url
+    if site == "flights":  # in its own process, as a real site is: it must not share this process's GIL
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        cmd = [sys.executable, "-c", "import sys; from rig.sites import serve; serve(int(sys.argv[1]))", str(port)]
+        server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _SERVER_PID["pid"] = server.pid
+        try:
+            url = f"http://127.0.0.1:{port}"
+            for _ in range(300):
+                with contextlib.suppress(OSError):
+                    urllib.request.urlopen(f"{url}/flights/search", timeout=1).close()
+                    break
+                time.sleep(0.1)
+            else:
+                raise RuntimeError("the sites server did not start within 30 s")
+            yield url
+        finally:
+            server.terminate()
+            server.wait(10)
         return
     spec = importlib.util.spec_from_file_location("bench_pages_serve", ROOT / "tests" / "pages" / "serve.py")
     assert spec and spec.loader
@@ -121,21 +141,37 @@ def _server(site: str) -> Iterator[str]:
         yield srv.url
 
 
-def _cpu_seconds() -> float | None:
-    """CPU seconds used so far by this process and its children (browser, Playwright driver); None without psutil."""
+def _kind(proc: Any, me: int) -> str:
+    """Which part of the set-up a process is: this harness, the site server, the Playwright driver or Chromium's."""
+    if proc.pid == me:
+        return "harness (Python)"
+    if proc.pid == _SERVER_PID.get("pid"):
+        return "site server"
+    cmd = " ".join(proc.cmdline())
+    for kind in ("renderer", "gpu-process", "utility"):
+        if f"--type={kind}" in cmd:
+            return f"Chromium {kind.removesuffix('-process')}"
+    if "--type=" in cmd:
+        return "Chromium other"
+    return "Playwright driver" if "node" in proc.name() else "Chromium browser"
+
+
+def _cpu_by_process() -> dict[str, float] | None:
+    """CPU seconds used so far by this process and its children, by kind; None without psutil."""
     try:
         import psutil
     except ImportError:
         return None
-    total = 0.0
+    used: dict[str, float] = {}
     me = psutil.Process()
     for p in [me, *me.children(recursive=True)]:
         try:
             t = p.cpu_times()
-            total += t.user + t.system
+            kind = _kind(p, me.pid)
         except psutil.Error:
-            pass
-    return total
+            continue
+        used[kind] = used.get(kind, 0.0) + t.user + t.system
+    return used
 
 
 def _size(path: Path) -> int:
@@ -144,8 +180,8 @@ def _size(path: Path) -> int:
 
 async def _episode(
     browser: Any, base: str, script: list[dict[str, Any]], mode: str, work: Path, options: RecorderOptions | None
-) -> tuple[float, float | None, int]:
-    """Run the script once under one condition; return (wall seconds, CPU seconds, bytes written)."""
+) -> tuple[float, dict[str, float] | None, int]:
+    """Run the script once under one condition; return (wall seconds, CPU seconds by process kind, bytes written)."""
     out = work / f"{mode}"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -153,7 +189,7 @@ async def _episode(
     context: BrowserContext = await browser.new_context(**kwargs)
     page = await context.new_page()
     actions = parse_actions(script, "bench")
-    cpu0 = _cpu_seconds()
+    cpu0 = _cpu_by_process()
     t0 = time.perf_counter()
     rec = None
     if mode == "tracing":
@@ -166,20 +202,21 @@ async def _episode(
     if mode == "tracing":
         await context.tracing.stop(path=str(out / "trace.zip"))
     elapsed = time.perf_counter() - t0
-    cpu1 = _cpu_seconds()
+    cpu1 = _cpu_by_process()
     await context.close()  # writes the HAR
-    return elapsed, (cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None), _size(out)
+    cpu = {k: v - (cpu0 or {}).get(k, 0.0) for k, v in cpu1.items()} if cpu0 is not None and cpu1 else None
+    return elapsed, cpu, _size(out)
 
 
 #: condition -> (mode, recorder options); the first is the baseline.
 CONDITIONS: dict[str, tuple[str, RecorderOptions | None]] = {
     "bare Playwright": ("bare", None),
-    "full recording: state, WARC, text + DOM, JPEG every step": ("record", RecorderOptions(screenshots="every")),
-    "recording defaults (JPEG when the DOM changed)": ("record", RecorderOptions()),
-    "full recording, JPEG at 800x450 (the trace's size)": (
+    "full recording: state, WARC, text + DOM, JPEG every step (800x450)": (
         "record",
-        RecorderOptions(screenshots="every", screenshot_scale=0.625),
+        RecorderOptions(screenshots="every"),
     ),
+    "recording defaults (JPEG when the DOM changed)": ("record", RecorderOptions()),
+    "full recording, full-size JPEG (1280x720)": ("record", RecorderOptions(screenshots="every", screenshot_scale=1)),
     "full recording, no wait for frames (screenshot_wait_ms=0)": (
         "record",
         RecorderOptions(screenshots="every", screenshot_wait_ms=0),
@@ -194,7 +231,7 @@ async def run(repeats: int, site: str) -> list[dict[str, Any]]:
     """Every condition, `repeats` times each (interleaved, after a warm-up round), with medians."""
     script = FLIGHTS if site == "flights" else CATALOG
     times: dict[str, list[float]] = {k: [] for k in CONDITIONS}
-    cpus: dict[str, list[float]] = {k: [] for k in CONDITIONS}
+    cpus: dict[str, list[dict[str, float]]] = {k: [] for k in CONDITIONS}
     sizes: dict[str, list[int]] = {k: [] for k in CONDITIONS}
     work = Path(tempfile.mkdtemp(prefix="bench-recorder-"))
     try:
@@ -215,11 +252,13 @@ async def run(repeats: int, site: str) -> list[dict[str, Any]]:
         shutil.rmtree(work, ignore_errors=True)
     base_name = next(iter(CONDITIONS))
     bare = statistics.median(times[base_name])
-    bare_cpu = statistics.median(cpus[base_name]) if cpus[base_name] else None
+    bare_cpu = statistics.median(sum(c.values()) for c in cpus[base_name]) if cpus[base_name] else None
     rows = []
     for name in CONDITIONS:
         med = statistics.median(times[name])
-        cpu = statistics.median(cpus[name]) if cpus[name] else None
+        cpu = statistics.median(sum(c.values()) for c in cpus[name]) if cpus[name] else None
+        kinds = sorted({k for c in cpus[name] for k in c})
+        by_process = {k: round(statistics.median(c.get(k, 0.0) for c in cpus[name]), 3) for k in kinds}
         rows.append(
             {
                 "condition": name,
@@ -227,6 +266,7 @@ async def run(repeats: int, site: str) -> list[dict[str, Any]]:
                 "overhead_pct": round(100 * (med / bare - 1), 1),
                 "cpu_s": round(cpu, 3) if cpu is not None else None,
                 "cpu_overhead_pct": round(100 * (cpu / bare_cpu - 1), 1) if cpu is not None and bare_cpu else None,
+                "cpu_by_process": by_process,
                 "bytes_per_step": int(statistics.median(sizes[name])) // len(script),
                 "runs": [round(t, 3) for t in times[name]],
             }
@@ -250,12 +290,19 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"{steps}-step scripted episode over {args.site}, median of {args.repeats} interleaved runs (after a warm-up)\n"
     )
-    print("| condition | wall time (s) | vs bare | CPU (s, browser + driver + Python) | vs bare | bytes/step on disk |")
+    print("| condition | wall time (s) | vs bare | CPU (s, all processes) | vs bare | bytes/step on disk |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in rows:
         size = f"{r['bytes_per_step']:,}" if r["bytes_per_step"] else "-"
         cpu = f"{r['cpu_s']:.2f} | {r['cpu_overhead_pct']:+.1f}%" if r["cpu_s"] is not None else "- | -"
         print(f"| {r['condition']} | {r['median_s']:.3f} | {r['overhead_pct']:+.1f}% | {cpu} | {size} |")
+    kinds = sorted({k for r in rows for k in r["cpu_by_process"]})
+    if kinds:
+        print("\nCPU seconds by process (medians):\n")
+        print("| condition | " + " | ".join(kinds) + " |")
+        print("|---|" + "---:|" * len(kinds))
+        for r in rows:
+            print(f"| {r['condition']} | " + " | ".join(f"{r['cpu_by_process'].get(k, 0):.2f}" for k in kinds) + " |")
 
 
 if __name__ == "__main__":
