@@ -9,14 +9,13 @@ page did is recorded as such, nothing recorded before the fault is lost, and the
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import io
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
+from conftest import HOSTILE as SITE
 from test_faults import assert_intact, lines
 from warcio.archiveiterator import ArchiveIterator
 
@@ -31,30 +30,11 @@ from rig.runner.pageevents import KEEP, STORM_DIALOGS
 from rig.runner.spec import EpisodeSpec
 from rig.tasks import resolve_task
 
-SERVER = Path(__file__).parent / "pages" / "hostile" / "server.py"
 BASE = resolve_task("eco-02")
 #: Tight recorder waits: a page that never settles costs at most 2 s per step, an unread body 2 s.
 OPTIONS = RecorderOptions(max_settle_ms=2000, body_timeout_ms=2000)
 #: Steps before the first hostile action in every script below: the start page and a goto of the index.
 CALM = [{"goto": "/"}, {"extract_text": {"selector": "h1", "as": "index"}}]
-
-
-def _load(path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location("hostile_pages", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-SITE = _load(SERVER)
-
-
-@pytest.fixture(scope="module")
-def hostile():
-    """The hostile site on 127.0.0.1 for this module."""
-    with SITE.HostileServer() as srv:
-        yield srv
 
 
 class Hostile:

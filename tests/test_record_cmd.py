@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
+from conftest import HOSTILE as SITE
 from test_faults import assert_intact
 
 from rig.episode import read_episode
 
-SERVER = Path(__file__).parent / "pages" / "hostile" / "server.py"
 RIG = Path(sys.executable).parent / "rig"
 #: Opens an alert while loading, an alert on click, and a download (relative gotos resolve against --start-url).
 SCRIPT = [
@@ -25,24 +23,6 @@ SCRIPT = [
     {"goto": "/dialogs"}, {"click": "#alert"}, {"extract_text": {"selector": "#out", "as": "alerted"}},
     {"goto": "/download"}, {"click": "#file"}, {"extract_text": {"selector": "h1", "as": "title"}},
 ]
-
-
-def _load(path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location("hostile_pages", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-SITE = _load(SERVER)
-
-
-@pytest.fixture(scope="module")
-def hostile():
-    """The hostile test site on 127.0.0.1 for this module."""
-    with SITE.HostileServer() as srv:
-        yield srv
 
 
 async def test_rig_record_answers_and_lists_dialogs_and_downloads(hostile, tmp_path):

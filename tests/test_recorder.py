@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import io
 import itertools
 import subprocess
@@ -26,23 +25,6 @@ from recorders import (
     Step,
     read_trajectory,
 )
-
-PAGES = Path(__file__).parent / "pages"
-
-
-def _load_server() -> Any:
-    spec = importlib.util.spec_from_file_location("recorder_test_pages", PAGES / "serve.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.PageServer
-
-
-@pytest.fixture(scope="module")
-def pages_url():
-    """tests/pages served on 127.0.0.1 for this module."""
-    with _load_server()() as srv:
-        yield srv.url
 
 
 def _image_distance(a: bytes, b: bytes) -> float:

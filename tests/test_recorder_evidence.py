@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
-import importlib.util
 import io
 import json
 import os
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import PAGES
 from loguru import logger
 from warcio.archiveiterator import ArchiveIterator
 
@@ -28,23 +28,7 @@ from recorders.state import form_state, url_state
 from recorders.warc import Capture, Exchange, WarcArchive
 
 ROOT = Path(__file__).parents[1]
-PAGES = Path(__file__).parent / "pages"
 WARCIO = Path(sys.executable).with_name("warcio")
-
-
-def _load_server() -> Any:
-    spec = importlib.util.spec_from_file_location("recorder_evidence_pages", PAGES / "serve.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.PageServer
-
-
-@pytest.fixture(scope="module")
-def pages_url():
-    """tests/pages served on 127.0.0.1 for this module."""
-    with _load_server()() as srv:
-        yield srv.url
 
 
 def records(path: Path) -> list[Any]:

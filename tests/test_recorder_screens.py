@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import io
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -14,27 +13,11 @@ from PIL import Image
 
 from recorders import Recorder, RecorderOptions, read_trajectory
 
-PAGES = Path(__file__).parent / "pages"
 #: The colours of tests/pages/colours.html, state n showing COLOURS[n % 10] over the whole viewport.
 COLOURS = [
     (0xE0, 0, 0), (0, 0xC0, 0), (0, 0, 0xE0), (0xE0, 0xE0, 0), (0xE0, 0, 0xE0),
     (0, 0xE0, 0xE0), (0, 0, 0), (0xFF, 0xFF, 0xFF), (0xE0, 0x80, 0), (0x80, 0, 0xE0),
 ]  # fmt: skip
-
-
-def _load_server() -> Any:
-    spec = importlib.util.spec_from_file_location("recorder_screens_pages", PAGES / "serve.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.PageServer
-
-
-@pytest.fixture(scope="module")
-def pages_url():
-    """tests/pages served on 127.0.0.1 for this module."""
-    with _load_server()() as srv:
-        yield srv.url
 
 
 def shown(jpeg: bytes) -> int:
