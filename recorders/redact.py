@@ -14,6 +14,7 @@ _REDACTED_URL = quote(REDACTED, safe="")
 _MIN_SECRET = 4  # shorter typed values are not scrubbed as literals (they would hit ordinary text)
 _TEXTUAL = re.compile(r"(?i)text/|json|javascript|xml")
 _PARAM_KEYS = ("form.", "url.query.", "url.fragment.")
+_FACT_KEY = "page."
 _MULTIPART_FIELD = re.compile(r'(name="([^"]*)"[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n)(.*?)(\r?\n--)', re.S)
 
 
@@ -111,14 +112,17 @@ class Redactor:
         return body
 
     def state(self, state: dict[str, Any]) -> dict[str, Any]:
-        """State values of secret form fields and URL parameters redacted."""
+        """State values of secret form fields, URL parameters and query-string page facts redacted."""
         out: dict[str, Any] = {}
         for k, v in state.items():
             prefix = next((p for p in _PARAM_KEYS if k.startswith(p)), None)
-            if prefix and self.secret_param(k[len(prefix) :].split("#", 1)[0]) and v not in ("", []):
+            name = k[len(prefix) :].split("#", 1)[0] if prefix else None
+            if k.startswith(_FACT_KEY) and k.count(".") >= 2:  # `page.<fact>.<name>`: a fact parsed as a query
+                name = k.rsplit(".", 1)[1]
+            if name is not None and self.secret_param(name) and v not in ("", []):
                 v = REDACTED
             elif isinstance(v, str):
-                v = self.text(v)
+                v = self.url(v) if k.startswith(_FACT_KEY) else self.text(v)  # a fact may hold a query string
             elif isinstance(v, list):
                 v = [self.text(x) if isinstance(x, str) else x for x in v]
             out[k] = v

@@ -259,6 +259,11 @@ def test_redactor_units():
     assert r.state({"form.pin": "1234", "form.q": "", "url.query.token": "t"}) == {
         "form.pin": "[redacted]", "form.q": "", "url.query.token": "[redacted]"
     }  # fmt: skip
+    # a page fact holding a query string (an adapter's `parse: query`), and the keys parsed from it
+    assert r.state({"page.scope": "q=a&token=t", "page.scope.token": "t", "page.scope.q": "a", "page.count": "3"}) == {
+        "page.scope": "q=a&token=%5Bredacted%5D", "page.scope.token": "[redacted]", "page.scope.q": "a",
+        "page.count": "3",
+    }  # fmt: skip
 
 
 def test_state_units():
