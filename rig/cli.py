@@ -56,14 +56,16 @@ def demo(
     except RigError as exc:
         _fail(exc)
     table = Table(title=f"sgr-rig demo: {summary.episodes} episodes on the bundled sites")
-    for col in ("agent", "variant", "Item-F1", "Row-F1", "P.O.A.", "gold-state reach", "state-anchored rows",
-                "failure labels"):
+    records = any(g.record_episodes for g in summary.groups)  # evidence-records tasks ran: show their F1s
+    for col in ("agent", "variant", "Item-F1", "Row-F1", "P.O.A.", *(("record F1 soft/hard",) if records else ()),
+                "gold-state reach", "state-anchored rows", "failure labels"):
         table.add_column(col)
     pct = lambda x: "–" if x is None else f"{100 * x:.1f}"  # noqa: E731
     for g in summary.groups:
         labels = ", ".join(f"{k} {n}" for k, n in g.failures.items() if n) or "–"
-        table.add_row(g.agent, g.variant or "", pct(g.item_f1), pct(g.row_f1), pct(g.poa), pct(g.gold_state_reach),
-                      pct(g.state_anchored_rows), labels)
+        rec = (f"{pct(g.record_soft_f1)} / {pct(g.record_hard_f1)}",) if records else ()
+        table.add_row(g.agent, g.variant or "", pct(g.item_f1), pct(g.row_f1), pct(g.poa), *rec,
+                      pct(g.gold_state_reach), pct(g.state_anchored_rows), labels)
     out.print(table)
     if summary.label_agreement:
         detail = ", ".join(f"{k} {pct(v)}" for k, v in summary.label_agreement.items() if k != "overall")
