@@ -14,9 +14,10 @@ from typer.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
 from replay import ReplayError, load_index
+from replay.index import whole_gzip_members
 from rig.cli import app
 from rig.errors import InputError, TaskError
-from rig.grading.evidence import loaded_urls, read_step_texts, whole_gzip_members
+from rig.grading.evidence import loaded_urls, read_step_texts
 from rig.grading.parse import ParseFailure, read_steps
 from rig.grading.summary import grade_runs
 from rig.grading.verify import read_answer

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from replay.index import whole_gzip_members
 from rig.actions import parse_actions
 from rig.agents.base import Budget, EpisodeEnv
 from rig.agents.scripted import ScriptRunner
 from rig.agents.scripts import ReferenceAgent
 from rig.answer import Answer
 from rig.episode import read_episode
-from rig.grading.evidence import whole_gzip_members
 from rig.runner.local import run_local
 from rig.runner.spec import EpisodeSpec
 from rig.tasks import resolve_task

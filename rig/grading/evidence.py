@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import re
 import unicodedata
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -23,6 +22,7 @@ from warcio.exceptions import ArchiveLoadFailed
 
 from recorders.models import Step
 from recorders.warc import CAPTURE_HEADER, STEP_HEADER
+from replay.index import whole_gzip_members
 from rig.errors import InputError
 from rig.grading.canonical import Canonicalizer
 
@@ -163,23 +163,6 @@ class EpisodeTexts:
 
 
 _EMPTY = PageText("")
-
-
-def whole_gzip_members(data: bytes, chunk: int = 4096) -> int:
-    """How many leading bytes of `data` are whole gzip members: a torn (or corrupt) member and all after it are not."""
-    view, end = memoryview(data), 0
-    while end < len(data):
-        d, pos = zlib.decompressobj(31), end
-        try:
-            while not d.eof and pos < len(data):
-                d.decompress(view[pos:pos + chunk])
-                pos += chunk
-        except zlib.error:
-            return end
-        if not d.eof:
-            return end
-        end = min(pos, len(data)) - len(d.unused_data)
-    return end
 
 
 @lru_cache(maxsize=64)
