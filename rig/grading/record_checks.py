@@ -26,7 +26,7 @@ from rig.answer import Answer
 from rig.grading.canonical import Canonicalizer, RuleError
 from rig.grading.evidence import CellForms, EpisodeTexts, PageText, loaded_urls, norm, response_texts
 from rig.grading.records import RecordVerdict, RollupScores, SubmittedRecord, score_task
-from rig.grading.verify import defrag, same_url
+from rig.grading.verify import displayed, same_page
 from rig.tasks.models import RecordsSpec
 
 #: rapidfuzz partial ratio (0-100) at or above which an excerpt not found verbatim is reported as a near miss.
@@ -73,13 +73,12 @@ class RecordGrade(BaseModel):
 def _page_texts(url: str, steps: list[Step], texts: EpisodeTexts, episode_dir: Path,
                 loaded: set[str]) -> tuple[bool, list[tuple[int | None, PageText]]]:
     """Whether the URL was captured, and its captured texts (per displaying step, else its response bodies)."""
-    idx = [i for i, s in enumerate(steps) if same_url(s.url, url)] or \
-          [i for i, s in enumerate(steps) if same_url(defrag(s.url), defrag(url))]
+    idx = displayed(steps, url)
     if idx:
         return True, [(steps[i].step, texts.at(steps[i].step)) for i in idx]
-    if not any(same_url(defrag(u), defrag(url)) for u in loaded):
+    if not any(same_page(u, url) for u in loaded):
         return False, []
-    return True, [(None, t) for _, t in response_texts(episode_dir, lambda u: same_url(defrag(u), defrag(url)))]
+    return True, [(None, t) for _, t in response_texts(episode_dir, lambda u: same_page(u, url))]
 
 
 def _excerpt(excerpt: str, pages: list[tuple[int | None, PageText]]) -> ExcerptCheck:
@@ -104,9 +103,10 @@ class _Gold:
     def __init__(self, spec: RecordsSpec) -> None:
         self.spec, self.h = spec, spec.hierarchy
         self.answer = Canonicalizer({"default": spec.answer_rules})
+        self._axes: dict[str, Canonicalizer] = {}  # built once per axis, not per comparison
 
     def _canon(self, axis: str, value: str) -> str:
-        c = Canonicalizer({"default": self.h.policy(axis).rules})
+        c = self._axes.get(axis) or self._axes.setdefault(axis, Canonicalizer({"default": self.h.policy(axis).rules}))
         try:
             return c.cell(axis, value)
         except (RuleError, ValueError):
@@ -184,7 +184,7 @@ def check_records(spec: RecordsSpec, answer: Answer | None, episode_dir: Path, s
                             else f"item misses {missing}") + ": left out of the rollup"
             checks.append(check)
             continue
-        if loaded is None and not any(same_url(defrag(s.url), defrag(url)) for s in steps):
+        if loaded is None and not any(same_page(s.url, url) for s in steps):
             loaded = loaded_urls(episode_dir)
         check.captured, pages = _page_texts(url, steps, texts, episode_dir, loaded or set())
         check.steps = [s for s, _ in pages if s is not None]

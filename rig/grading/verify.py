@@ -89,6 +89,18 @@ def defrag(url: str) -> str:
     return urldefrag(url)[0]
 
 
+def same_page(a: str, b: str) -> bool:
+    """Whether two URLs name the same page, fragments aside."""
+    return same_url(defrag(a), defrag(b))
+
+
+def displayed(steps: list[Step], url: str) -> list[int]:
+    """Indexes of the steps that displayed `url`: with its fragment when any did, else ignoring fragments."""
+    return [i for i, s in enumerate(steps) if same_url(s.url, url)] or [
+        i for i, s in enumerate(steps) if same_page(s.url, url)
+    ]
+
+
 def check_citations(episode_dir: Path, steps: list[Step], texts: EpisodeTexts, answer: Answer,
                     states: EpisodeStates | None = None, base_url: str | None = None) -> list[CitationCheck]:
     """Check every citation of `answer` against the episode's captured text."""
@@ -100,8 +112,7 @@ def check_citations(episode_dir: Path, steps: list[Step], texts: EpisodeTexts, a
         check = CitationCheck(index=n, url=cite.url, row=cite.row, verified=False, step=None, state=None, reason="")
         if cite.row is not None and 0 <= cite.row < len(answer.rows):
             check.supports_row = PageText(cite.excerpt).row_on_page(list(zip(answer.columns, answer.rows[cite.row])), forms)
-        idx = [i for i, s in enumerate(steps) if same_url(s.url, url)] or \
-              [i for i, s in enumerate(steps) if same_url(defrag(s.url), defrag(url))]
+        idx = displayed(steps, url)
         if not cite.excerpt.strip():
             check.reason = "the citation has no excerpt to check"
         elif idx:
@@ -132,10 +143,10 @@ def _on_steps(check: CitationCheck, excerpt: str, idx: list[int], steps: list[St
 
 
 def _in_responses(check: CitationCheck, excerpt: str, url: str, episode_dir: Path, loaded: set[str]) -> None:
-    if not any(same_url(defrag(u), defrag(url)) for u in loaded):
+    if not any(same_page(u, url) for u in loaded):
         check.reason = "the URL was not loaded in the episode"
         return
-    bodies = response_texts(episode_dir, lambda u: same_url(defrag(u), defrag(url)))
+    bodies = response_texts(episode_dir, lambda u: same_page(u, url))
     found = [m for _, text in bodies if (m := text.find(excerpt))]
     if found:
         check.verified, check.match = True, min(found, key=_LEVELS.index)
