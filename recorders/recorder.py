@@ -28,6 +28,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from recorders import observer
 from recorders.adapter import SiteAdapter
+from recorders.background import spawn
 from recorders.errors import RecorderError
 from recorders.inference import infer_action
 from recorders.models import Action, Step
@@ -213,14 +214,7 @@ class Recorder:
 
     def _stayed(self, frame: Frame) -> None:
         """A navigation the document announced (`beforeunload`) did not replace it: a download, or it failed."""
-        task = asyncio.get_running_loop().create_task(frame.evaluate(observer.STAYED))
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled():
-            task.exception()  # retrieved: a page gone meanwhile has nothing to reset
+        spawn(self._tasks, frame.evaluate(observer.STAYED))
 
     def _on_navigated(self, tab: Tab, frame: Frame) -> None:
         if frame == tab.page.main_frame and frame.url not in ("", "about:blank"):

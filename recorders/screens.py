@@ -38,6 +38,7 @@ from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
 from recorders import observer
+from recorders.background import spawn
 
 _MARGIN_S = 0.008  # half a display interval (16.7 ms)
 _SHOWN_MIN_S, _SHOWN_MAX_S = 0.04, 0.1  # bounds of the wait for a frame after its animation frame ran
@@ -209,16 +210,6 @@ class Screencast:
         """How long after a change was rendered its frame is awaited: twice the recent worst, within bounds."""
         return min(_SHOWN_MAX_S, max(_SHOWN_MIN_S, 2 * max(self._lags, default=0.0)))
 
-    def _send(self, method: str, params: dict[str, Any]) -> None:
-        task = asyncio.get_running_loop().create_task(self.cdp.send(method, params))
-        self._tasks.add(task)
-        task.add_done_callback(self._sent)
-
-    def _sent(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled():
-            task.exception()  # retrieved: when the page closed there is nothing left to send
-
     def _on_paint(self, params: dict[str, Any]) -> None:
         """The page reported an animation frame rendering its changes."""
         if params.get("name") != observer.PAINT_BINDING:
@@ -235,7 +226,7 @@ class Screencast:
                 due.wake.set()
 
     def _on_frame(self, params: dict[str, Any]) -> None:
-        self._send("Page.screencastFrameAck", {"sessionId": params["sessionId"]})
+        spawn(self._tasks, self.cdp.send("Page.screencastFrameAck", {"sessionId": params["sessionId"]}))
         self._seq += 1
         frame = _Frame(params.get("metadata", {}).get("timestamp") or time.time(), params["data"], self._seq)
         self._frames.append(frame)
