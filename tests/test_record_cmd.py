@@ -9,7 +9,6 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 from conftest import HOSTILE as SITE
 from test_faults import assert_intact

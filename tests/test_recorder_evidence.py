@@ -16,7 +16,6 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conftest import PAGES
 from loguru import logger
 from warcio.archiveiterator import ArchiveIterator

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-import pytest
 from PIL import Image
+from test_recorder import wait_steps
 
 from recorders import Recorder, RecorderOptions, read_trajectory
 
@@ -28,15 +26,6 @@ def shown(jpeg: bytes) -> int:
     best = min(range(len(COLOURS)), key=dist.__getitem__)
     assert dist[best] < 60, px
     return best
-
-
-async def wait_steps(rec: Recorder, n: int, timeout_s: float = 8.0) -> None:
-    """Wait until the recorder has written at least n steps."""
-    for _ in range(int(timeout_s / 0.05)):
-        if rec.steps >= n:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"only {rec.steps} steps written, expected {n}")
 
 
 async def test_each_step_image_shows_its_state_not_the_next_actions(context, page, pages_url, tmp_path):

@@ -12,7 +12,6 @@ from rig.agents.base import Budget, EpisodeEnv
 from rig.agents.scripts import ReferenceAgent
 from rig.answer import Answer
 from rig.episode import read_episode
-from rig.errors import AgentError
 from rig.runner.local import plan, run_local
 from rig.runner.spec import EpisodeSpec, slug
 from rig.tasks import bundled_tasks, resolve_task
