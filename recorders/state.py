@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -112,12 +113,20 @@ def pick_adapter(adapters: list[SiteAdapter], url: str) -> SiteAdapter | None:
     return max(hits, key=lambda a: len(a.path_prefix)) if hits else None
 
 
-def build_state(raw: dict[str, Any], url: str, adapter: SiteAdapter | None) -> dict[str, Any]:
-    """The flat state of one page from the observer's raw collection, with `dim.*` from the adapter."""
+def build_state(
+    raw: dict[str, Any],
+    url: str,
+    adapter: SiteAdapter | None,
+    redact: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The flat state of one page from the observer's raw collection, redacted by `redact`, with `dim.*` from the
+    adapter (read from the redacted keys: a dimension never holds what its source keys may not)."""
     state = url_state(url)
     state.update(form_state(raw.get("controls", [])))
     state.update(aria_state(raw.get("aria", [])))
     state.update(fact_state(adapter, raw.get("facts", {})))
+    if redact is not None:
+        state = redact(state)
     if adapter is not None:
         state.update(adapter.dims(state))
     return ordered(state)

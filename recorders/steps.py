@@ -88,7 +88,7 @@ class StepWriter:
         url = self.redactor.url(raw["url"])
         adapter = state.pick_adapter(self.adapters, url)
         action = make_action(events)
-        cur = self.redactor.state(state.build_state(raw, url, adapter))
+        cur = state.build_state(raw, url, adapter, self.redactor.state)
         text = self.redactor.text(state.normalize_text(raw.get("text") or ""))
         html = raw.get("html") or ""
         n = self.count

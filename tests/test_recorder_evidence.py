@@ -21,9 +21,10 @@ from loguru import logger
 from warcio.archiveiterator import ArchiveIterator
 
 from recorders import STEP_HEADER, Recorder, RecorderOptions, read_trajectory
+from recorders.adapter import Dimension, SiteAdapter
 from recorders.inference import infer_action
 from recorders.redact import Redactor
-from recorders.state import form_state, url_state
+from recorders.state import build_state, form_state, url_state
 from recorders.warc import Capture, Exchange, WarcArchive
 
 ROOT = Path(__file__).parents[1]
@@ -118,6 +119,14 @@ async def test_warc_has_exchanges_and_per_step_text(browser, context, page, page
 SECRETS = ["SECRETCOOKIE123", "SECRETAUTH456", "SECRETTOKEN789", "SECRETPASS000", "SECRETPIN321", "SECRETPLANTED654"]
 
 
+#: An adapter whose dimension reads secret parameters: what it gives must be redacted like its sources.
+LEAKY_ADAPTER = SiteAdapter(
+    site="login",
+    path_prefix="/",
+    dimensions={"access": Dimension(tag="scope", keys=["url.query.token", "url.query.pin"])},
+)
+
+
 async def test_secrets_never_reach_any_artifact(context, page, pages_url, tmp_path):
     await context.add_cookies([{"name": "planted", "value": "SECRETPLANTED654", "url": pages_url}])
     await context.set_extra_http_headers({"Authorization": "Bearer SECRETAUTH456"})
@@ -129,6 +138,7 @@ async def test_secrets_never_reach_any_artifact(context, page, pages_url, tmp_pa
             context,
             tmp_path / "ep",
             options=RecorderOptions(screenshots="every", observe_idle_ms=100, body_timeout_ms=300),
+            adapters=[LEAKY_ADAPTER],
         )
         await page.goto(f"{pages_url}/set-cookie")  # unreported; Set-Cookie, then a redirect to the login page
         url = f"{pages_url}/login.html?token=SECRETTOKEN789"
@@ -167,6 +177,7 @@ async def test_secrets_never_reach_any_artifact(context, page, pages_url, tmp_pa
     assert (
         steps[1].action.target.endswith("/login.html?token=%5Bredacted%5D")
         and steps[1].state["url.query.token"] == "[redacted]"
+        and steps[1].state["dim.access"] == "[redacted]"  # a dimension read from a secret is the redacted value
     )
     assert steps[2].action.value == "[redacted]" and steps[2].state["form.pw"] == "[redacted]"
     assert any(s.state.get("url.query.pin") == "[redacted]" for s in steps)
@@ -284,6 +295,20 @@ def test_state_units():
         "form.cols": ["a", "b"],
         "form.region": ["Asia", "Europe"],
     }
+
+
+def test_dimensions_are_read_from_the_redacted_state():
+    raw = {"controls": [{"k": "api_key", "t": "text", "v": "SECRETKEY123"}, {"k": "q", "t": "text", "v": "ok"}]}
+    adapter = SiteAdapter(
+        site="s",
+        path_prefix="/",
+        dimensions={
+            "access": Dimension(tag="scope", keys=["form.api_key"]),
+            "scope": Dimension(tag="scope", keys=["form.q", "form.api_key"], join="|"),
+        },
+    )
+    cur = build_state(raw, "http://h/s", adapter, Redactor(["api_key"], []).state)
+    assert cur["form.api_key"] == cur["dim.access"] == "[redacted]" and cur["dim.scope"] == "ok|[redacted]"
 
 
 def test_inference_units():
