@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from rig.grading.grade import Grade, grade_episode, schemas
-from rig.grading.summary import Summary, grade_runs, summary_json
+from rig.grading.summary import Metrics, Summary, grade_runs, pooled, summary_json
 from test_grading_states import (GOLD, ROUTE_DIMS, ROUTES_B6, ROUTES_EV_LGA, answer, reference_steps, step,
                                  synthetic_task, write_episode)
 
@@ -71,6 +71,7 @@ def test_summary_metrics_pass_at_k_and_infra(runs):
     assert [g.agent for g in summary.groups][0] == "reference"
     flaky = groups["flaky"]
     assert (flaky.episodes, flaky.scored, flaky.infra, flaky.statuses) == (3, 2, 1, {"ok": 2, "infra_error": 1})
+    assert flaky.table_episodes == 2
     assert flaky.item_f1 == 1.0 and flaky.poa == 0.5  # the infra episode is not a zero
     assert flaky.passk == {"pass@1": 0.5, "avg@1": 0.5, "pass@2": 1.0, "avg@2": 0.5}
     assert flaky.failures["answer_composition"] == 1 and flaky.state_anchored_rows == 1.0
@@ -78,6 +79,15 @@ def test_summary_metrics_pass_at_k_and_infra(runs):
     assert groups["perturbed:scope_drift"].answer_state_reach == 0.0
     assert set(flaky.families) == {"synthetic"}
     assert (summary.episodes, summary.scored, summary.infra) == (8, 7, 1)
+
+
+def test_table_metrics_pool_over_the_episodes_with_a_table():
+    # two of the constraint variant's four scored episodes are of a records-only task: they carry no Item-F1
+    constraint = Metrics(episodes=4, scored=4, table_episodes=2, item_f1=1.0, record_episodes=2)
+    goal = Metrics(episodes=2, scored=2, table_episodes=2, item_f1=0.0)
+    records_only = Metrics(episodes=3, scored=3, record_episodes=3)
+    assert pooled([constraint, goal, records_only], "item_f1") == 0.5
+    assert pooled([records_only], "item_f1") is None
 
 
 def test_label_agreement(runs):

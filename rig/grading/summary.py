@@ -38,6 +38,8 @@ class Metrics(BaseModel):
 
     episodes: int
     scored: int
+    table_episodes: int = Field(default=0, description="scored episodes with a graded answer table: Item-F1, Row-F1 "
+                                "and P.O.A. are means over these")
     item_f1: float | None = None
     row_f1: float | None = None
     poa: float | None = None
@@ -93,10 +95,19 @@ def _mean(xs: Iterable[float | None]) -> float | None:
     return fmean(vals) if vals else None
 
 
+def pooled(groups: Iterable[Metrics], attr: str) -> float | None:
+    """An answer-table metric (`item_f1`, `row_f1`, `poa`) over several groups: their means weighted by the
+    episodes each was taken over."""
+    vals = [(v, g.table_episodes) for g in groups if (v := getattr(g, attr)) is not None and g.table_episodes]
+    n = sum(w for _, w in vals)
+    return sum(v * w for v, w in vals) / n if n else None
+
+
 def _metrics(grades: list[Grade]) -> Metrics:
     scored = [g.scores for g in grades if g.scored and g.scores]
     recs = [g.record_scores for g in grades if g.scored and g.record_scores]
-    return Metrics(episodes=len(grades), scored=sum(g.scored for g in grades), item_f1=_mean(s.item_f1 for s in scored),
+    return Metrics(episodes=len(grades), scored=sum(g.scored for g in grades), table_episodes=len(scored),
+                   item_f1=_mean(s.item_f1 for s in scored),
                    row_f1=_mean(s.row_f1 for s in scored), poa=_mean(s.poa for s in scored), record_episodes=len(recs),
                    **{f"record_{m}": _mean(getattr(r, m) for r in recs) for m in RECORD_METRICS})
 
@@ -249,9 +260,7 @@ def markdown(summary: Summary) -> str:
         for v in ("constraint", "goal"):
             g = by.get((a, v))
             cells += [_pct(g.row_f1), _pct(g.item_f1), _pct(g.poa)] if g else ["–"] * 3
-        mine = [g for g in summary.groups if g.agent == a and g.item_f1 is not None]
-        n = sum(g.scored for g in mine)
-        overall = sum(g.item_f1 * g.scored for g in mine) / n if n else None  # type: ignore[operator]
+        overall = pooled([g for g in summary.groups if g.agent == a], "item_f1")
         out.append(f"| {a} | " + " | ".join(cells) + f" | {_pct(overall)} |")
     short = {"scope_drift": "Scope", "criterion_mismatch": "Crit.", "intent_rewriting": "Intent",
              "page_misreading": "Page", "retrieval_dependency": "Dep.", "answer_composition": "Final"}

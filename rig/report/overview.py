@@ -10,16 +10,10 @@ from statistics import fmean
 from markupsafe import Markup
 
 from rig.grading.grade import Grade
-from rig.grading.summary import GroupSummary, Summary, summarize
+from rig.grading.summary import GroupSummary, Summary, pooled, summarize
 from rig.report.audit import Agreement, agreement
 from rig.report.charts import Bar, Point, scatter, stacked_bars
 from rig.report.load import EpisodeData
-
-
-def _weighted(groups: list[GroupSummary], attr: str) -> float | None:
-    vals = [(getattr(g, attr), g.scored) for g in groups if getattr(g, attr) is not None and g.scored]
-    n = sum(w for _, w in vals)
-    return sum(v * w for v, w in vals) / n if n else None
 
 
 def agents(summary: Summary) -> list[str]:
@@ -28,11 +22,11 @@ def agents(summary: Summary) -> list[str]:
 
 
 def points(summary: Summary) -> list[Point]:
-    """One point per agent: Item-F1 and Row-F1 over all its scored episodes (variants weighted by scored episodes)."""
+    """One point per agent: Item-F1 and Row-F1 over all its episodes with a graded answer table."""
     out: list[Point] = []
     for a in agents(summary):
         mine = [g for g in summary.groups if g.agent == a]
-        item, row = _weighted(mine, "item_f1"), _weighted(mine, "row_f1")
+        item, row = pooled(mine, "item_f1"), pooled(mine, "row_f1")
         if item is not None and row is not None:
             out.append(Point(number=len(out) + 1, agent=a, item_f1=item, row_f1=row))
     return out
