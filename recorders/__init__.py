@@ -12,7 +12,7 @@ from loguru import logger
 
 from recorders.adapter import Dimension, PageFact, SiteAdapter, load_adapter
 from recorders.errors import RecorderError
-from recorders.models import Action, Snapshot, StateDiff, Step
+from recorders.models import Action, RecordingTime, Snapshot, StateDiff, Step
 from recorders.options import (
     DEFAULT_REDACT_HEADERS,
     DEFAULT_REDACT_PARAMS,
@@ -37,6 +37,7 @@ __all__ = [
     "Recorder",
     "RecorderError",
     "RecorderOptions",
+    "RecordingTime",
     "Redactor",
     "SiteAdapter",
     "Snapshot",

@@ -50,3 +50,12 @@ class Step(_Model):
     snapshot: Snapshot | None = None
     tab: int = Field(default=0, description="which page (tab) of the context, in opening order")
     settled: bool = Field(default=True, description="false when max_settle_ms ran out before the page was quiet")
+
+
+class RecordingTime(_Model):
+    """Seconds the recorder held the driver up in an episode (what recording added to its wall time, roughly)."""
+
+    settle_s: float = Field(default=0.0, description="waiting for pages to settle and reading their state, per step")
+    image_wait_s: float = Field(
+        default=0.0, description="before actions, waiting for a frame showing the last step (`screenshot_wait_ms`)"
+    )

@@ -31,7 +31,7 @@ from recorders.adapter import SiteAdapter
 from recorders.background import spawn
 from recorders.errors import RecorderError
 from recorders.inference import infer_action
-from recorders.models import Action, Step
+from recorders.models import Action, RecordingTime, Step
 from recorders.network import NetworkCapture
 from recorders.options import RecorderOptions
 from recorders.redact import REDACTED, Redactor
@@ -96,6 +96,7 @@ class Recorder:
         self._closed = False
         self._handlers: list[tuple[str, Callable[..., Any]]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._image_wait_s = 0.0
 
     @classmethod
     async def attach(
@@ -145,6 +146,11 @@ class Recorder:
     def last_step(self) -> Step | None:
         """The last step written (None before the first)."""
         return self._writer.last_step
+
+    @property
+    def time(self) -> RecordingTime:
+        """How long the recorder held the driver up so far: settling and collecting state, waiting for frames."""
+        return RecordingTime(settle_s=round(self._writer.settle_s, 3), image_wait_s=round(self._image_wait_s, 3))
 
     @property
     def trajectory_path(self) -> Path:
@@ -255,7 +261,9 @@ class Recorder:
         await self._flush_observed()
         casts = self._casts()
         if self.options.screenshot_wait_ms:
+            began = time.monotonic()
             await asyncio.gather(*(cast.wait_shown(self.options.screenshot_wait_ms / 1000) for cast in casts))
+            self._image_wait_s += time.monotonic() - began
         now = time.time()
         for cast in casts:
             cast.end(now)  # no step image shows this action or what follows

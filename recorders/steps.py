@@ -68,6 +68,7 @@ class StepWriter:
         self.prev_state: dict[str, Any] | None = None
         self.last_step: Step | None = None
         self.count = 0
+        self.settle_s = 0.0  # time spent in `_settle`: waiting for quiet and collecting state
 
     async def write(
         self,
@@ -81,7 +82,11 @@ class StepWriter:
         """
         adapter = state.pick_adapter(self.adapters, tab.page.url)
         facts = {k: f.model_dump(include={"selector", "attribute"}) for k, f in adapter.page.items()} if adapter else {}
-        raw, settled = await self._settle(tab, facts)
+        began = time.monotonic()
+        try:
+            raw, settled = await self._settle(tab, facts)
+        finally:
+            self.settle_s += time.monotonic() - began
         events = take_events()
         if raw is None:
             return None

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from recorders.models import RecordingTime
 from rig import __version__
 
 EPISODE_FILE = "episode.json"
@@ -49,6 +50,7 @@ class Episode(BaseModel):
     status: Status = "incomplete"
     error: str | None = None
     steps: int | None = None
+    recording: RecordingTime | None = Field(default=None, description="how long the recorder held the agent up")
     attempts: int = 1
     injected_fault: str | None = Field(default=None, description="ground truth of a perturbed:KIND agent")
     frozen: str | None = Field(default=None, description="the site snapshots a frozen run was answered from")

@@ -73,6 +73,7 @@ async def record_actions(
         await context.close()
         events.write_to(episode)
     episode.finish(status, error, rec.steps)
+    episode.recording = rec.time
     write_episode(out_dir, episode)
     logger.info("episode {} ended {} after {} steps", out_dir, status, rec.steps)
     return episode

@@ -86,6 +86,8 @@ async def test_reference_episode_writes_everything(tmp_path, sites_url):
     assert saved.versions.playwright and saved.versions.chromium and saved.prompt.startswith(TASK.prompts.constraint)
     steps = _lines(d / "trajectory.jsonl")
     assert len(steps) == 1 + len(TASK.reference_solution) == saved.steps
+    # each step waited for its page and read its state; the episode says how long that held the agent up
+    assert 0 < saved.recording.settle_s < saved.seconds and 0 <= saved.recording.image_wait_s < saved.seconds
     assert steps[0]["action"]["type"] == "goto" and steps[0]["url"].endswith(TASK.start_path)
     answer = json.loads((d / "answer.json").read_text())
     assert answer["rows"] == TASK.gold.rows

@@ -141,6 +141,7 @@ async def _attempt(
             await events.finish()
             await _close_bounded(rec, context)
             episode.finish(status, rec.redactor.url(error) if error else None, rec.steps)
+            episode.recording = rec.time
             if session is not None:
                 episode.frozen = ", ".join(frozen.sites)
                 episode.replay_misses = session.miss_count
