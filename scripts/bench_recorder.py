@@ -31,7 +31,7 @@ from typing import Any
 from loguru import logger
 from playwright.async_api import BrowserContext, async_playwright
 
-from recorders import Recorder, RecorderOptions
+from recorders import Recorder, RecorderOptions, RecordingTime
 from rig.actions import parse_actions
 from rig.agents.scripted import ScriptRunner
 from rig.browser import launch
@@ -180,8 +180,9 @@ def _size(path: Path) -> int:
 
 async def _episode(
     browser: Any, base: str, script: list[dict[str, Any]], mode: str, work: Path, options: RecorderOptions | None
-) -> tuple[float, dict[str, float] | None, int]:
-    """Run the script once under one condition; return (wall seconds, CPU seconds by process kind, bytes written)."""
+) -> tuple[float, dict[str, float] | None, int, RecordingTime | None]:
+    """Run the script once under one condition; return (wall seconds, CPU seconds by process kind, bytes written,
+    how long the recorder held the script up)."""
     out = work / f"{mode}"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -205,7 +206,7 @@ async def _episode(
     cpu1 = _cpu_by_process()
     await context.close()  # writes the HAR
     cpu = {k: v - (cpu0 or {}).get(k, 0.0) for k, v in cpu1.items()} if cpu0 is not None and cpu1 else None
-    return elapsed, cpu, _size(out)
+    return elapsed, cpu, _size(out), rec.time if rec is not None else None
 
 
 #: condition -> (mode, recorder options); the first is the baseline.
@@ -233,6 +234,7 @@ async def run(repeats: int, site: str) -> list[dict[str, Any]]:
     times: dict[str, list[float]] = {k: [] for k in CONDITIONS}
     cpus: dict[str, list[dict[str, float]]] = {k: [] for k in CONDITIONS}
     sizes: dict[str, list[int]] = {k: [] for k in CONDITIONS}
+    holds: dict[str, list[RecordingTime]] = {k: [] for k in CONDITIONS}
     work = Path(tempfile.mkdtemp(prefix="bench-recorder-"))
     try:
         with _server(site) as base:
@@ -242,8 +244,10 @@ async def run(repeats: int, site: str) -> list[dict[str, Any]]:
                     await _episode(browser, base, script, mode, work, opts)
                 for _ in range(repeats):
                     for name, (mode, opts) in CONDITIONS.items():
-                        seconds, cpu, size = await _episode(browser, base, script, mode, work, opts)
+                        seconds, cpu, size, hold = await _episode(browser, base, script, mode, work, opts)
                         times[name].append(seconds)
+                        if hold is not None:
+                            holds[name].append(hold)
                         if cpu is not None:
                             cpus[name].append(cpu)
                         sizes[name].append(size)
@@ -268,10 +272,17 @@ async def run(repeats: int, site: str) -> list[dict[str, Any]]:
                 "cpu_overhead_pct": round(100 * (cpu / bare_cpu - 1), 1) if cpu is not None and bare_cpu else None,
                 "cpu_by_process": by_process,
                 "bytes_per_step": int(statistics.median(sizes[name])) // len(script),
+                "settle_ms_per_step": _per_step(holds[name], "settle_s", len(script)),
+                "image_wait_ms_per_step": _per_step(holds[name], "image_wait_s", len(script)),
                 "runs": [round(t, 3) for t in times[name]],
             }
         )
     return rows
+
+
+def _per_step(holds: list[RecordingTime], attr: str, steps: int) -> float | None:
+    """The median over repeats of one part of the recorder's hold, in ms per step."""
+    return round(1000 * statistics.median(getattr(h, attr) for h in holds) / steps, 1) if holds else None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -296,6 +307,12 @@ def main(argv: list[str] | None = None) -> None:
         size = f"{r['bytes_per_step']:,}" if r["bytes_per_step"] else "-"
         cpu = f"{r['cpu_s']:.2f} | {r['cpu_overhead_pct']:+.1f}%" if r["cpu_s"] is not None else "- | -"
         print(f"| {r['condition']} | {r['median_s']:.3f} | {r['overhead_pct']:+.1f}% | {cpu} | {size} |")
+    print("\nWhere the recorder held the script up (medians, ms per step):\n")
+    print("| condition | settling and reading state | waiting for the step's frame |")
+    print("|---|---:|---:|")
+    for r in rows:
+        if r["settle_ms_per_step"] is not None:
+            print(f"| {r['condition']} | {r['settle_ms_per_step']:.1f} | {r['image_wait_ms_per_step']:.1f} |")
     kinds = sorted({k for r in rows for k in r["cpu_by_process"]})
     if kinds:
         print("\nCPU seconds by process (medians):\n")
