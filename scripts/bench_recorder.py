@@ -1,6 +1,6 @@
 """Benchmark the recorder: a 30-step scripted episode, bare vs recorded vs Playwright tracing and HAR.
 
-    .venv/bin/python scripts/bench_recorder.py [--repeats 9] [--site flights|catalog] [--json]
+    .venv/bin/python scripts/bench_recorder.py [--repeats 9] [--site flights|catalog] [--cpus N] [--json]
 
 Each condition runs the same action script in a fresh browser context: by default over the bundled `flights`
 site (two reference solutions' worth of filters, sorting and tables), served from a process of its own as a real
@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import importlib.util
 import json
+import os
 import shutil
 import socket
 import statistics
@@ -291,15 +292,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--site", choices=("flights", "catalog"), default="flights")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--cpus", type=int, help="run everything (browser, driver, site server) on this many cores")
     args = ap.parse_args(argv)
+    if args.cpus:  # the processes started from here inherit the affinity
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: args.cpus])
     logger.disable("recorders")
     rows = asyncio.run(run(args.repeats, args.site))
     if args.json:
         print(json.dumps(rows, indent=2))
         return
     steps = len(FLIGHTS if args.site == "flights" else CATALOG)
+    cores = len(os.sched_getaffinity(0))
     print(
-        f"{steps}-step scripted episode over {args.site}, median of {args.repeats} interleaved runs (after a warm-up)\n"
+        f"{steps}-step scripted episode over {args.site}, median of {args.repeats} interleaved runs (after a warm-up), "
+        f"on {cores} core{'s' if cores > 1 else ''}\n"
     )
     print("| condition | wall time (s) | vs bare | CPU (s, all processes) | vs bare | bytes/step on disk |")
     print("|---|---:|---:|---:|---:|---:|")
