@@ -55,7 +55,9 @@ class Step(_Model):
 class RecordingTime(_Model):
     """Seconds the recorder held the driver up in an episode (what recording added to its wall time, roughly)."""
 
-    settle_s: float = Field(default=0.0, description="waiting for pages to settle and reading their state, over all steps")
+    settle_s: float = Field(
+        default=0.0, description="waiting for pages to settle and reading their state, over all steps"
+    )
     image_wait_s: float = Field(
         default=0.0, description="before actions, waiting for a frame showing the last step (`screenshot_wait_ms`)"
     )
