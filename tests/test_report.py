@@ -16,6 +16,7 @@ from recorders.trajectory import read_trajectory
 from recorders.warc import CAPTURE_HEADER, STEP_HEADER
 from rig.agents.base import Budget
 from rig.agents.registry import make_agent
+from rig.episode import read_episode
 from rig.grading.evidence import read_step_texts
 from rig.grading.grade import Grade
 from rig.grading.states import DriftEvent
@@ -251,6 +252,10 @@ async def test_episode_pages(context, report, runs):
             await page.goto((report / "episodes" / f"{episode_id(runs, d)}.html").as_uri())
             steps = read_trajectory(d / "trajectory.jsonl")
             assert await page.locator("#timeline tbody tr.step").count() == len(steps)
+            held = (await page.locator("#recording").inner_text()).split()  # what recording cost the agent
+            rec = read_episode(d).recording
+            assert held[:5] == ["(the", "recorder", "held", "the", "agent"] and rec.settle_s > 0
+            assert float(held[5]) == round(rec.settle_s + rec.image_wait_s, 1)
             assert await page.locator("#timeline img.thumb").count() == sum(s.screenshot is not None for s in steps)
             assert await page.locator("#timeline tr.step.reached").count() >= 1
             assert await page.locator("#timeline .mark.holds").count() and await page.locator("#timeline .mark.fails").count()
