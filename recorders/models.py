@@ -17,7 +17,7 @@ class Action(_Model):
     type: str = Field(description="goto, select, check, fill, press, click, load, navigate, hashchange, pushState, ...")
     target: str | None = Field(default=None, description="a Playwright selector of the element acted on")
     value: Any = None
-    source: Literal["agent", "observed"]
+    source: Literal["agent", "observed"] = "agent"
 
 
 class StateDiff(_Model):
@@ -38,6 +38,7 @@ class Snapshot(_Model):
 class Step(_Model):
     """One retrieval state: the action that led to it, the state and its evidence."""
 
+    format: Literal["sgr-rig/step/1"] = "sgr-rig/step/1"
     step: int = Field(ge=0)
     t: float = Field(description="seconds since the recorder attached")
     url: str

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from recorders.errors import TrajectoryError
 from recorders.models import Step
 
 
@@ -55,16 +57,34 @@ class TrajectoryWriter:
 
 
 def read_trajectory(path: str | Path) -> list[Step]:
-    """Every complete step of a trajectory file; a torn last line (the process was killed) is skipped."""
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    """Every complete step of a trajectory file; a torn last line (the process was killed) is skipped.
+
+    A line that is not UTF-8, not JSON or not a step raises `TrajectoryError` naming the file, the line and why.
+    """
+    data = Path(path).read_bytes()
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise TrajectoryError(str(path), f"line {line}, byte {e.start}", "not UTF-8 text") from None
     steps: list[Step] = []
-    for i, line in enumerate(lines):
+    for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             steps.append(Step.model_validate_json(line))
-        except ValidationError:
-            if i == len(lines) - 1:  # no newline after it: written partially
+        except ValidationError as e:
+            if n == len(lines):  # no newline after it: written partially
                 break
-            raise
+            raise _line_error(str(path), n, line, e) from None
     return steps
+
+
+def _line_error(path: str, n: int, line: str, e: ValidationError) -> TrajectoryError:
+    try:
+        json.loads(line)
+    except json.JSONDecodeError as bad:
+        return TrajectoryError(path, f"line {n}, column {bad.colno}", f"not JSON: {bad.msg}")
+    err = e.errors()[0]
+    where = ".".join(str(x) for x in err["loc"])
+    return TrajectoryError(path, f"line {n}" + (f", field {where}" if where else ""), f"not a trajectory step: {err['msg']}")

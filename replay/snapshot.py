@@ -20,16 +20,19 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from io import BytesIO
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from playwright.async_api import BrowserContext
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from replay.errors import ReplayError
 from replay.index import ArchiveIndex, Exchange, load_index
 from replay.keys import MatchRules
-from replay.route import ReplaySession, attach_replay
+
+if TYPE_CHECKING:
+    from playwright.async_api import BrowserContext
+
+    from replay.route import ReplaySession
 
 MANIFEST = "manifest.json"
 SNAPSHOT_WARC = "snapshot.warc.gz"
@@ -162,6 +165,8 @@ class FrozenSite:
         Create the context with `**REPLAY_CONTEXT_OPTIONS`. `session.miss_count` counts the requests the
         snapshot could not answer; each got a 404 page naming the missing state.
         """
+        from replay.route import attach_replay
+
         return await attach_replay(context, self.index, on_miss=on_miss)
 
 

@@ -9,7 +9,13 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from rig.errors import InputError, RigError
@@ -88,7 +94,7 @@ def record(
     """Run one action script in a recorded browser; write an episode directory."""
     import asyncio
 
-    from rig.record import record_script
+    from rig.runner.record import record_script
 
     try:
         episode = asyncio.run(record_script(script, out_dir, start_url, headless=not headed))
@@ -123,15 +129,17 @@ def run(
 ) -> None:
     """Run episodes of tasks: one episode directory per (task, variant, agent, trial)."""
     from rig.agents.base import Budget
+    from rig.runner.config import RunConfig
     from rig.runner.run import run as run_episodes
 
+    config = RunConfig(
+        tasks=task, agent=agent, runs_dir=out_dir, variants=variant, trials=trials, concurrency=concurrency,
+        resume=resume, model=model, answer_file=answer_file, budget=Budget(max_steps, timeout, stall),
+        sites_url=sites_url, executor=executor, frozen=frozen, headless=not headed, allow_hosts=allow_host,  # type: ignore[arg-type]
+    )
     try:
         with _progress() as progress:
-            episodes = run_episodes(
-                task, agent, out_dir, variants=variant, trials=trials, concurrency=concurrency, resume=resume,
-                model=model, answer_file=answer_file, budget=Budget(max_steps, timeout, stall), sites_url=sites_url,
-                executor=executor, frozen=frozen, headless=not headed, progress=progress, allow_hosts=allow_host,
-            )
+            episodes = run_episodes(config, progress)
     except RigError as exc:
         _fail(exc)
     table = Table(title=f"{len(episodes)} episodes in {out_dir}")
@@ -154,7 +162,7 @@ def submit(
     An answer with no readable table is handed in too: the episode ends with status parse_failure (exit 1).
     """
     from rig.agents.cdp import submit_text
-    from rig.grading.parse import ParseFailure
+    from rig.formats.answer_text import ParseFailure
 
     try:
         text = answer.read_text(encoding="utf-8")
@@ -222,7 +230,7 @@ def verify(
     as_json: bool = typer.Option(False, "--json", help="print JSON on stdout"),
 ) -> None:
     """Check every citation of an answer against the episode's own snapshots (and the task's gold states)."""
-    from rig.grading.verify import verify_episode
+    from rig.grading.citations import verify_episode
 
     try:
         result = verify_episode(episode_dir, answer)
@@ -246,7 +254,8 @@ def grade(
     as_json: bool = typer.Option(False, "--json", help="print the run summary as JSON on stdout"),
 ) -> None:
     """Grade episodes: grade.json per episode, summary.json and summary.md for a run."""
-    from rig.grading.summary import grade_runs, summary_json
+    from rig.grading.runs import grade_runs
+    from rig.grading.summary import summary_json
 
     try:
         summary = grade_runs(path)

@@ -13,7 +13,9 @@ from loguru import logger
 from rich.progress import Progress
 
 from rig.agents.perturbed import KINDS
-from rig.grading.summary import Summary, grade_runs
+from rig.formats.summary import Summary
+from rig.grading.runs import grade_runs
+from rig.runner.config import RunConfig
 from rig.runner.run import run
 from rig.sites import SitesServer
 from rig.tasks import bundled_tasks
@@ -33,8 +35,8 @@ def run_demo(out_dir: Path, *, all_tasks: bool = False, concurrency: int = 2,
     with SitesServer() as srv:
         logger.info("bundled sites at {}", srv.url)
         for agent in AGENTS:
-            run(tasks, agent, runs_dir, variants=variants, concurrency=concurrency, resume=True,
-                sites_url=srv.url, progress=progress)
+            run(RunConfig(tasks=tasks, agent=agent, runs_dir=runs_dir, variants=variants, concurrency=concurrency,
+                          resume=True, sites_url=srv.url), progress)
     summary = grade_runs(runs_dir)
     return summary, _report(runs_dir, out_dir / "report")
 

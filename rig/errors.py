@@ -4,7 +4,7 @@
     ├── InputError                a file or argument the user gave is wrong (names file, field, reason)
     │   ├── TaskError             a task file failed validation
     │   └── ScriptError           an action script failed validation
-    ├── ParseFailure              an answer holds no readable table (rig.grading.parse): a status, never a score
+    ├── ParseFailure              an answer holds no readable table (rig.formats.answer_text): a status, never a score
     ├── AgentError                the agent (or its script) failed: scored as the agent's failure
     └── InfraError                the rig, browser or local server failed: never scored as a zero
         └── BrowserCrashed        the browser process went away mid-episode (retried)

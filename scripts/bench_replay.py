@@ -28,13 +28,12 @@ from playwright.async_api import Browser, async_playwright
 
 from recorders import Recorder, RecorderOptions
 from replay import REPLAY_CONTEXT_OPTIONS, attach_replay, load_index, open_snapshot
-from rig.actions import parse_actions
 from rig.agents.scripted import ScriptRunner
 from rig.browser import launch
-from rig.episode import Episode
-from rig.record import bundled_adapters, record_actions
+from rig.formats.actions import parse_actions
 from rig.replay_cmd import replay_episode
-from rig.sites import SitesServer
+from rig.runner.record import record_actions
+from rig.sites import SitesServer, bundled_adapters
 
 ROOT = Path(__file__).resolve().parents[1]
 OPTIONS = RecorderOptions(screenshots="off", fsync=False)
@@ -103,7 +102,7 @@ async def bench(repeats: int) -> dict[str, Any]:
             async with async_playwright() as pw:
                 browser = await launch(pw)
                 episode = work / "episode"
-                ep = await record_actions(browser, parse_actions(SCRIPT, "bench"), episode, Episode(agent="bench"),
+                ep = await record_actions(browser, parse_actions(SCRIPT, "bench"), episode, agent="bench",
                                           base_url=srv.url, options=OPTIONS, adapters=bundled_adapters())
                 if ep.status != "ok":
                     raise SystemExit(f"recording failed: {ep.error}")

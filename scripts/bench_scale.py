@@ -30,7 +30,8 @@ from typing import Any
 
 from loguru import logger
 
-from rig.grading.summary import grade_runs
+from rig.grading.runs import grade_runs
+from rig.runner.config import RunConfig
 from rig.runner.run import run
 from rig.sites import SitesServer
 from rig.tasks import bundled_tasks
@@ -133,7 +134,7 @@ def one_run(tasks: list[str], out: Path, sampler: Sampler, **kw: Any) -> dict[st
     """One `rig run` of the reference agent: wall time, episodes per hour, CPU use, statuses, peak memory."""
     sampler.reset()
     start, cpu = time.perf_counter(), cpu_seconds()
-    episodes = run(tasks, "reference", out, variants=["constraint"], **kw)
+    episodes = run(RunConfig(tasks, "reference", out, variants=["constraint"], **kw))
     wall = time.perf_counter() - start
     own, total = (b - a for a, b in zip(cpu, cpu_seconds()))
     rss, pss = sampler.peak()

@@ -31,18 +31,17 @@ from playwright.async_api import async_playwright
 from recorders import RecorderOptions
 from replay import MatchRules, load_index, write_snapshot
 from rig import __version__
-from rig.actions import parse_actions
 from rig.agents.base import Budget
 from rig.agents.perturbed import KINDS, check_supported
 from rig.agents.registry import make_agent
 from rig.browser import launch
-from rig.episode import Episode
 from rig.errors import InputError
-from rig.record import bundled_adapters, record_actions
+from rig.formats.actions import parse_actions
+from rig.formats.task import Task
 from rig.runner.local import plan, run_local
-from rig.sites import SitesServer, bundled_sites
+from rig.runner.record import record_actions
+from rig.sites import SitesServer, bundled_adapters, bundled_sites
 from rig.tasks import bundled_tasks
-from rig.tasks.models import Task
 
 ROOT = Path(__file__).resolve().parents[1]
 OPTIONS = RecorderOptions(screenshots="off", dom_snapshot=False, record_text=False, fsync=False)
@@ -128,7 +127,7 @@ async def crawl(site: str, base_url: str, start_path: str, work: Path) -> tuple[
                 script += [{"goto": spec.page}, *state]
             out = work / "crawl" / site
             shutil.rmtree(out, ignore_errors=True)
-            episode = await record_actions(browser, parse_actions(script, f"{site} crawl"), out, Episode(agent="crawl"),
+            episode = await record_actions(browser, parse_actions(script, f"{site} crawl"), out, agent="crawl",
                                            base_url=base_url, options=OPTIONS, adapters=bundled_adapters())
         finally:
             await browser.close()

@@ -13,14 +13,16 @@ from loguru import logger
 from typer.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
+from recorders.errors import TrajectoryError
+from recorders.trajectory import read_trajectory
 from replay import ReplayError, load_index
 from replay.index import whole_gzip_members
 from rig.cli import app
+from rig.episode_dir import EpisodeDir, read_answer_file
 from rig.errors import InputError, TaskError
-from rig.grading.evidence import loaded_urls, read_step_texts
-from rig.grading.parse import ParseFailure, read_steps
-from rig.grading.summary import grade_runs
-from rig.grading.verify import read_answer
+from rig.formats.answer_text import ParseFailure
+from rig.grading.evidence import Evidence
+from rig.grading.runs import grade_runs
 from rig.tasks import load_task
 
 BROKEN = Path(__file__).parent / "data" / "broken"
@@ -55,7 +57,7 @@ def test_tasks_validate_names_file_and_position():
 ])
 def test_broken_answer_files(name, message):
     with pytest.raises(ParseFailure) as exc:
-        read_answer(BROKEN / name)
+        read_answer_file(BROKEN / name)
     assert str(exc.value) == f"{BROKEN / name}: {message}"
 
 
@@ -65,13 +67,13 @@ def test_broken_answer_files(name, message):
     ("trajectory-not-utf8.jsonl", "line 2, byte 513: not UTF-8 text"),
 ])
 def test_broken_trajectory_lines(name, message):
-    with pytest.raises(InputError) as exc:
-        read_steps(BROKEN / name)
+    with pytest.raises(TrajectoryError) as exc:
+        read_trajectory(BROKEN / name)
     assert str(exc.value) == f"{BROKEN / name}: {message}"
 
 
 def test_torn_last_trajectory_line_is_skipped():
-    steps = read_steps(BROKEN / "trajectory-torn-tail.jsonl")
+    steps = read_trajectory(BROKEN / "trajectory-torn-tail.jsonl")
     assert [s.step for s in steps] == [0, 1]
 
 
@@ -119,10 +121,10 @@ def test_truncated_warc_yields_its_complete_records(tmp_path, warnings):
                             "the complete records before it are used"]
 
     d = _episode(tmp_path, "trajectory-torn-tail.jsonl")
-    steps = read_steps(d / "trajectory.jsonl")
-    texts = read_step_texts(d, steps)
+    steps = read_trajectory(d / "trajectory.jsonl")
+    texts = Evidence.from_archive(EpisodeDir(d).archive(), steps).texts
     assert sorted(texts.by_step) == [0, 1] and texts.at(1).raw.startswith("Results")
-    assert len(loaded_urls(d)) == 3
+    assert len(Evidence.from_archive(EpisodeDir(d).archive(), []).loaded) == 3
     assert [w for w in warnings if f"{d / 'evidence.warc.gz'}: the archive ends with a torn or corrupt record at "
                                    "byte 2983 of 3135" in w], warnings
 
@@ -143,7 +145,7 @@ def test_garbage_and_corrupt_warcs_name_the_file(tmp_path):
         load_index(garbage)
     d = _episode(tmp_path, "trajectory-torn-tail.jsonl", "evidence-garbage.warc.gz")
     with pytest.raises(InputError) as exc:
-        loaded_urls(d)
+        Evidence.from_archive(EpisodeDir(d).archive(), []).loaded
     assert str(exc.value).startswith(f"{d / 'evidence.warc.gz'}: byte 0: not a WARC file")
 
     bad = BROKEN / "evidence-bad-member.warc.gz"  # a gzip member holding no WARC record after 5 records
@@ -151,5 +153,5 @@ def test_garbage_and_corrupt_warcs_name_the_file(tmp_path):
     assert index.records == 5 and index.errors[0].startswith(f"{bad}: reading stopped at byte 1646, after 5 records")
     d2 = _episode(tmp_path / "2", "trajectory-torn-tail.jsonl", "evidence-bad-member.warc.gz")
     with pytest.raises(InputError) as exc:
-        loaded_urls(d2)
+        Evidence.from_archive(EpisodeDir(d2).archive(), []).loaded
     assert str(exc.value).startswith(f"{d2 / 'evidence.warc.gz'}: byte 1646: not a WARC record")

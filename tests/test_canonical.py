@@ -2,7 +2,7 @@
 
 import pytest
 
-from rig.grading.canonical import Canonicalizer, RuleError, apply_rule
+from rig.formats.canonical import Canonicalizer, RuleError, apply_rule
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,10 @@ from recorders.adapter import load_adapter
 from recorders.models import Step
 from recorders.state import fact_state
 from recorders.trajectory import read_trajectory
-from rig.actions import parse_actions
-from rig.episode import Episode
+from rig.formats.actions import parse_actions
 from rig.grading.grade import grade_episode
 from rig.grading.states import holds
-from rig.record import record_actions
+from rig.runner.record import record_actions
 from rig.sites.eco import SITE
 from rig.tasks import resolve_task
 
@@ -89,7 +88,7 @@ async def test_the_api_says_which_query_its_rows_were_computed_under(sites_url):
 
 
 async def test_a_gold_state_is_reached_when_the_results_show_it_not_when_the_form_is_set(browser, sites_url, tmp_path):
-    ep = await record_actions(browser, parse_actions(SCRIPT, "eco applied state"), tmp_path, Episode(agent="test"),
+    ep = await record_actions(browser, parse_actions(SCRIPT, "eco applied state"), tmp_path, agent="test",
                               base_url=sites_url)
     assert ep.status == "ok", ep.error
     steps = read_trajectory(tmp_path / "trajectory.jsonl")

@@ -13,12 +13,12 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from replay.index import whole_gzip_members
-from rig.actions import parse_actions
 from rig.agents.base import Budget, EpisodeEnv
 from rig.agents.scripted import ScriptRunner
 from rig.agents.scripts import ReferenceAgent
-from rig.answer import Answer
-from rig.episode import read_episode
+from rig.episode_dir import EpisodeDir
+from rig.formats.actions import parse_actions
+from rig.formats.answer import Answer
 from rig.runner.local import run_local
 from rig.runner.spec import EpisodeSpec
 from rig.tasks import resolve_task
@@ -91,7 +91,7 @@ async def test_browser_killed_on_every_attempt_ends_infra_error_with_every_attem
     assert ep.status == "infra_error" and ep.attempts == 3, ep.error
     assert len(set(agent.killed)) == 3 and not any(Path(f"/proc/{p}").exists() for p in agent.killed)
     d = EpisodeSpec(TASK, "constraint", agent.name, 0).directory(tmp_path)
-    assert read_episode(d).status == "infra_error"
+    assert EpisodeDir(d).read_episode().status == "infra_error"
     for attempt in (d / "attempts" / "1", d / "attempts" / "2", d):  # the last attempt stays in the episode directory
         steps = assert_intact(attempt, at_least=4)  # the start page and the three actions before the kill
         assert [s["action"]["type"] for s in steps[:4]] == ["goto", *[next(iter(a)) for a in TASK.reference_solution[:3]]]

@@ -3,21 +3,30 @@ then real eco episodes from `rig run` (reference and perturbed agents) graded en
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 import yaml
+from test_grading_states import (
+    GOLD,
+    ROUTE_DIMS,
+    ROUTES_B6,
+    ROUTES_EV_LGA,
+    answer,
+    reference_steps,
+    step,
+    synthetic_task,
+    write_episode,
+)
 
-from rig.grading.grade import Grade, grade_episode, schemas
-from rig.grading.summary import Metrics, Summary, grade_runs, pooled, summary_json
-from test_grading_states import (GOLD, ROUTE_DIMS, ROUTES_B6, ROUTES_EV_LGA, answer, reference_steps, step,
-                                 synthetic_task, write_episode)
+from rig.formats.grade import Grade
+from rig.formats.schemas import schemas
+from rig.formats.summary import Metrics, Summary
+from rig.grading.grade import grade_episode
+from rig.grading.runs import grade_runs
+from rig.grading.summary import pooled, summary_json
 
-GRADING = Path(__file__).resolve().parent.parent / "rig" / "grading"
-NEW_MODULES = ("states", "verify", "labels", "grade", "summary", "evidence")
 
 
 @pytest.fixture
@@ -137,27 +146,18 @@ def test_episode_without_a_task_is_not_scored(tmp_path):
 
 def test_schemas():
     out = schemas()
-    assert set(out) == {"grade.schema.json", "summary.schema.json"}
+    assert {"grade.schema.json", "summary.schema.json"} <= set(out)
     assert "label" in out["grade.schema.json"]["properties"] and "label_agreement" in out["summary.schema.json"]["properties"]
-
-
-def test_grading_never_imports_the_browser_layer():
-    for name in NEW_MODULES:
-        tree = ast.parse((GRADING / f"{name}.py").read_text())
-        mods = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
-        mods += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-        bad = [m for m in mods if m.split(".")[0] == "playwright" or m in ("recorders", "recorders.recorder")
-               or m.startswith(("rig.runner", "rig.agents", "rig.browser", "rig.sites"))]
-        assert not bad, f"rig/grading/{name}.py imports {bad}"
 
 
 @pytest.mark.slow
 def test_real_eco_episodes(tmp_path, sites_url):
+    from rig.runner.config import RunConfig
     from rig.runner.run import run
 
     kinds = ("page_misreading", "retrieval_dependency", "answer_composition", "intent_rewriting")
     for agent in ("reference", *(f"perturbed:{k}" for k in kinds)):
-        eps = run(["eco-01"], agent, tmp_path, variants=["constraint"], sites_url=sites_url)
+        eps = run(RunConfig(["eco-01"], agent, tmp_path, variants=["constraint"], sites_url=sites_url))
         assert [e.status for e in eps] == ["ok"]
     summary = grade_runs(tmp_path)
     grades = {g.agent: g for g in (Grade.model_validate_json(p.read_text()) for p in tmp_path.rglob("grade.json"))}

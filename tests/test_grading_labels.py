@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+from test_grading_states import (
+    CARRIER_DIMS,
+    CARRIERS,
+    GOLD,
+    ROUTE_DIMS,
+    ROUTES_B6,
+    ROUTES_EV,
+    ROUTES_EV_ALL,
+    ROUTES_EV_LGA,
+    answer,
+    reference_steps,
+    step,
+    synthetic_task,
+    write_episode,
+)
+
 from rig.grading.grade import grade_episode
-from test_grading_states import (CARRIER_DIMS, CARRIERS, GOLD, ROUTE_DIMS, ROUTES_B6, ROUTES_EV, ROUTES_EV_ALL,
-                                 ROUTES_EV_LGA, answer, reference_steps, step, synthetic_task, write_episode)
 
 
 def grade(tmp_path, steps, rows, task=None, columns=None, **kw):

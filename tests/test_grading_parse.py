@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.answer import Citation
-from rig.grading.parse import ParseFailure, parse_table
+from rig.formats.answer import Citation
+from rig.formats.answer_text import ParseFailure, parse_table
 
 DATA = Path(__file__).parent / "data" / "answers"
 SPECIES = [["Boiga ceylonensis", "1890"], ["Lycodon travancoricus", "1890"]]
@@ -13,6 +13,9 @@ SPECIES = [["Boiga ceylonensis", "1890"], ["Lycodon travancoricus", "1890"]]
 
 def parse(name: str):
     return parse_table((DATA / name).read_text(encoding="utf-8"), f"answers/{name}")
+
+
+EMPTY = {"format": "sgr-rig/answer/1", "columns": [], "rows": [], "citations": [], "records": []}
 
 
 def test_markdown_table_inside_prose_with_links_escaped_pipes_and_sources():
@@ -39,7 +42,7 @@ def test_first_table_wins():
 
 def test_markdown_header_only_and_one_column_tables():
     assert parse_table("| Species | Year |\n|---|---|\n", "t").model_dump() == {
-        "columns": ["Species", "Year"], "rows": [], "citations": [], "records": []}
+        "format": "sgr-rig/answer/1", "columns": ["Species", "Year"], "rows": [], "citations": [], "records": []}
     assert parse_table("| Species |\n| --- |\n| Boiga |\n", "t").rows == [["Boiga"]]
 
 
@@ -89,16 +92,16 @@ def test_bare_list_of_row_objects():
     a = parse("rows.json")
     assert a.columns == ["Species", "Year", "Valid"]
     assert a.rows == [["Boiga ceylonensis", "1890", ""], ["Lycodon travancoricus", "1890", "true"], ["", "", ""]]
-    assert parse_table("[]", "t").model_dump() == {"columns": [], "rows": [], "citations": [], "records": []}
+    assert parse_table("[]", "t").model_dump() == EMPTY
 
 
 @pytest.mark.parametrize("text", ["", "   \n\n", "\ufeff"])
 def test_empty_text_is_zero_rows_with_unknown_columns(text):
-    assert parse_table(text, "t").model_dump() == {"columns": [], "rows": [], "citations": [], "records": []}
+    assert parse_table(text, "t").model_dump() == EMPTY
 
 
 def test_empty_file():
-    assert parse("empty.txt").model_dump() == {"columns": [], "rows": [], "citations": [], "records": []}
+    assert parse("empty.txt").model_dump() == EMPTY
 
 
 def test_truncated_markdown_keeps_the_short_last_row():

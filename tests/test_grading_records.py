@@ -4,16 +4,15 @@ import pytest
 from pydantic import ValidationError
 
 from rig.errors import InputError
-from rig.grading.records import (
+from rig.formats.records import (
     AxisPolicy,
     KeyHierarchy,
     Level,
     RecordVerdict,
     RollupScores,
     SubmittedRecord,
-    mean_scores,
-    score_task,
 )
+from rig.grading.records import mean_scores, score_task
 
 OK = RecordVerdict(captured=True, faithful_excerpts=1, total_excerpts=1, facts_supported=True)
 AMBIGUOUS = RecordVerdict(captured=True, faithful_excerpts=1, total_excerpts=1, facts_supported=False)

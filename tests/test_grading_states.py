@@ -18,11 +18,18 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from recorders.trajectory import read_trajectory
-from rig.answer import Answer
-from rig.episode import Episode, write_episode as write_episode_json
-from rig.grading.evidence import PageText, has_token, html_text, read_step_texts
-from rig.grading.states import EpisodeStates, _tokens, answer_states, first_divergence, holds
-from rig.tasks.models import StateConstraint, Task
+from rig.episode_dir import EpisodeDir
+from rig.formats.answer import Answer
+from rig.formats.episode import Episode
+from rig.formats.task import StateConstraint, Task
+from rig.grading.evidence import Evidence, PageText, has_token, html_text
+from rig.grading.states import (
+    EpisodeStates,
+    _tokens,
+    answer_states,
+    first_divergence,
+    holds,
+)
 
 BASE = "http://127.0.0.1:9/syn"
 CARRIERS = "Carrier\tName\tFlights\nEV\tExpressJet\t100\nB6\tJetBlue\t80\nAA\tAmerican\t1,982"
@@ -78,7 +85,7 @@ def write_episode(directory: Path, steps: list[dict[str, Any]], answer: dict[str
     ep = Episode(task_id=task_id, variant=variant if task_id else None, agent=agent, trial=trial,
                  start_url=f"{BASE}/", injected_fault=injected_fault, **extra)
     ep.finish(status, steps=len(steps))  # type: ignore[arg-type]
-    write_episode_json(directory, ep)
+    EpisodeDir(directory).write_episode(ep)
     buf = BytesIO()
     writer = WARCWriter(buf, gzip=True, warc_version="1.1")
     lines, prev = [], {}
@@ -128,7 +135,7 @@ def states_of(tmp_path: Path, steps: list[dict[str, Any]], rows: list[list[str]]
     d = write_episode(tmp_path / "ep", steps, answer(rows) if rows is not None else None)
     traj = read_trajectory(d / "trajectory.jsonl")
     ans = Answer.model_validate(answer(rows)) if rows is not None else None
-    return EpisodeStates(task or synthetic_task(), traj, read_step_texts(d, traj), ans)
+    return EpisodeStates(task or synthetic_task(), traj, Evidence.from_archive(EpisodeDir(d).archive(), traj).texts, ans)
 
 
 def c(op: str, value: Any, key: str = "dim.x") -> StateConstraint:
@@ -326,10 +333,10 @@ def test_step_text_found_by_step_header_without_record_id(tmp_path):
     lines = (d / "trajectory.jsonl").read_text().splitlines()
     lines[3] = lines[3].replace('"warc_record_id": "<urn:uuid:00000000-0000-0000-0000-000000000003>"', '"warc_record_id": null')
     (d / "trajectory.jsonl").write_text("\n".join(lines) + "\n")
-    texts = read_step_texts(d, read_trajectory(d / "trajectory.jsonl"))
+    texts = Evidence.from_archive(EpisodeDir(d).archive(), read_trajectory(d / "trajectory.jsonl")).texts
     assert texts.at(3).raw == ROUTES_EV and texts.missing == []
     (d / "evidence.warc.gz").unlink()
-    texts = read_step_texts(d, read_trajectory(d / "trajectory.jsonl"))
+    texts = Evidence.from_archive(EpisodeDir(d).archive(), read_trajectory(d / "trajectory.jsonl")).texts
     assert texts.missing == [0, 1, 2, 3, 4, 5] and texts.at(3).raw == ""
 
 

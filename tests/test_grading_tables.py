@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from rig.answer import Answer
 from rig.errors import InputError
+from rig.formats.answer import Answer
 from rig.grading.score import load_rules, score_files
 from rig.grading.tables import score_table
 

@@ -5,10 +5,19 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_grading_states import (
+    BASE,
+    ROUTE_DIMS,
+    ROUTES_B6,
+    answer,
+    reference_steps,
+    step,
+    synthetic_task,
+    write_episode,
+)
 
-from rig.grading.parse import ParseFailure
-from rig.grading.verify import verify_episode
-from test_grading_states import BASE, ROUTE_DIMS, ROUTES_B6, answer, reference_steps, step, synthetic_task, write_episode
+from rig.formats.answer_text import ParseFailure
+from rig.grading.citations import verify_episode
 
 SEARCH = f"{BASE}/search"
 

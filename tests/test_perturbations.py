@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from rig.actions import parse_actions
 from rig.agents.perturbed import KINDS, check_supported, perturb_script
+from rig.formats.actions import parse_actions
+from rig.formats.task import Task
 from rig.tasks import bundled_tasks
-from rig.tasks.models import Task
 
 TASKS = [t for t in bundled_tasks() if t.site in ("eco", "stats")]
 CONTROL_VERBS = {"select", "check", "uncheck", "fill", "click"}

@@ -11,11 +11,11 @@ import pytest
 
 from recorders.adapter import load_adapter
 from rig.agents.perturbed import KINDS, check_supported, perturb_answer, perturb_script
-from rig.answer import Answer
+from rig.formats.answer import Answer
+from rig.formats.task import Task
 from rig.sites.flights import SITE
 from rig.tasks import load_task
 from rig.tasks.loader import bundled_task_paths
-from rig.tasks.models import Task
 
 TASKS = [load_task(p) for p in bundled_task_paths() if p.stem.startswith("flights-")]
 ADAPTER = load_adapter(SITE.adapter)

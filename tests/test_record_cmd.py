@@ -13,7 +13,7 @@ import yaml
 from conftest import HOSTILE as SITE
 from test_faults import assert_intact
 
-from rig.episode import read_episode
+from rig.episode_dir import EpisodeDir
 
 RIG = Path(sys.executable).parent / "rig"
 #: Opens an alert while loading, an alert on click, and a download (relative gotos resolve against --start-url).
@@ -34,7 +34,7 @@ async def test_rig_record_answers_and_lists_dialogs_and_downloads(hostile, tmp_p
     stdout, stderr = await asyncio.wait_for(proc.communicate(), 90)
     assert proc.returncode == 0, (stdout + stderr).decode()[-2000:]
 
-    ep = read_episode(out)
+    ep = EpisodeDir(out).read_episode()
     assert (ep.status, ep.error) == ("ok", None)
     steps = assert_intact(out, at_least=1 + len(SCRIPT))  # the start page, then one step per action
     acted = {s["action"].get("target") or s["action"].get("value"): s["step"] for s in steps

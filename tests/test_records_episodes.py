@@ -10,7 +10,9 @@ import shutil
 import pytest
 
 from rig.grading.grade import grade_episode
-from rig.grading.summary import grade_runs, markdown
+from rig.grading.runs import grade_runs
+from rig.grading.summary import markdown
+from rig.runner.config import RunConfig
 from rig.runner.run import run
 from rig.tasks import bundled_tasks, resolve_task
 
@@ -31,7 +33,7 @@ def runs(tmp_path_factory, sites_url):
     root = tmp_path_factory.mktemp("record-runs")
     for task in RECORD_TASKS:
         for agent in ("reference", "perturbed:page_misreading"):
-            eps = run([task.id], agent, root, variants=["constraint"], sites_url=sites_url)
+            eps = run(RunConfig([task.id], agent, root, variants=["constraint"], sites_url=sites_url))
             assert [e.status for e in eps] == ["ok"], (task.id, agent)
     return root
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rig.actions import parse_actions
 from rig.agents.perturbed import perturb_answer
 from rig.agents.reference import gold_mismatch
 from rig.agents.scripted import Table, compose_answer
-from rig.answer import Answer
 from rig.errors import ScriptError, TaskError
-from rig.grading.parse import ParseFailure, parse_table
-from rig.grading.records import SubmittedRecord
+from rig.formats.actions import parse_actions
+from rig.formats.answer import Answer
+from rig.formats.answer_text import ParseFailure, parse_table
+from rig.formats.records import SubmittedRecord
 from rig.tasks import load_task
 
 DATA = Path(__file__).parent / "data" / "tasks"

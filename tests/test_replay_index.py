@@ -13,7 +13,14 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 import replay
-from replay import KeyMaker, MatchRules, ParamRule, ReplayError, load_index, write_snapshot
+from replay import (
+    KeyMaker,
+    MatchRules,
+    ParamRule,
+    ReplayError,
+    load_index,
+    write_snapshot,
+)
 from replay.index import CAPTURE_HEADER, STEP_HEADER
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,12 +16,11 @@ from recorders.trajectory import read_trajectory
 from recorders.warc import CAPTURE_HEADER, STEP_HEADER
 from rig.agents.base import Budget
 from rig.agents.registry import make_agent
-from rig.episode import read_episode
-from rig.grading.evidence import read_step_texts
-from rig.grading.grade import Grade
-from rig.grading.states import DriftEvent
-from rig.grading.summary import grade_runs
-from rig.report import Audit, ViewServer, cohen_kappa, read_audit, write_audit, write_report
+from rig.episode_dir import EpisodeDir
+from rig.formats.grade import DriftEvent, Grade
+from rig.grading.evidence import Evidence
+from rig.grading.runs import grade_runs
+from rig.report import Audit, ViewServer, cohen_kappa, write_report
 from rig.report.build import Report
 from rig.report.highlight import find_spans
 from rig.report.load import episode_id
@@ -59,7 +58,7 @@ def _ep(runs: Path, task: str, agent: str) -> Path:
 def _add_text(episode_dir: Path, step_no: int, extra: str) -> None:
     """Append a text record holding `extra` for one step to the WARC and point the step at it."""
     steps = read_trajectory(episode_dir / "trajectory.jsonl")
-    texts = read_step_texts(episode_dir, steps)
+    texts = Evidence.from_archive(EpisodeDir(episode_dir).archive(), steps).texts
     step = next(s for s in steps if s.step == step_no)
     data = (texts.at(step_no).raw + "\n" + extra).encode()
     with (episode_dir / "evidence.warc.gz").open("ab") as fh:
@@ -98,7 +97,7 @@ def xss(runs) -> tuple[Path, str]:
     grade.drift = [DriftEvent(state=grade.gold_states[0].name, reached_step=step_no - 1, step=step_no, dimensions=["dim.x"],
                               changes={"dim.x": ["a", SCRIPT]}, recovered=False)]
     (d / "grade.json").write_text(grade.model_dump_json())
-    write_audit(d, Audit(label="page_misreading", note=f"note {SCRIPT}{IMG}", auditor=IMG))
+    EpisodeDir(d).write_audit(Audit(label="page_misreading", note=f"note {SCRIPT}{IMG}", auditor=IMG))
     return write_report(root, root.parent / "xss-site").parent, episode_id(root, d)
 
 
@@ -253,7 +252,7 @@ async def test_episode_pages(context, report, runs):
             steps = read_trajectory(d / "trajectory.jsonl")
             assert await page.locator("#timeline tbody tr.step").count() == len(steps)
             held = (await page.locator("#recording").inner_text()).split()  # what recording cost the agent
-            rec = read_episode(d).recording
+            rec = EpisodeDir(d).read_episode().recording
             assert held[:5] == ["(the", "recorder", "held", "the", "agent"] and rec.settle_s > 0
             assert float(held[5]) == round(rec.settle_s + rec.image_wait_s, 1)
             assert await page.locator("#timeline img.thumb").count() == sum(s.screenshot is not None for s in steps)
@@ -314,7 +313,7 @@ async def test_view_saves_an_audit(context, runs, tmp_path):
     shutil.copytree(runs, root)
     labels = {}
     for task, agent, manual in (("eco-01", "reference", None), ("eco-01", "perturbed:scope_drift", "scope_drift")):
-        write_audit(_ep(root, task, agent), Audit(label=manual, auditor="pre"))
+        EpisodeDir(_ep(root, task, agent)).write_audit(Audit(label=manual, auditor="pre"))
         labels[(task, agent)] = manual
     target = _ep(root, "stats-02", "perturbed:page_misreading")
     eid = episode_id(root, target)
@@ -330,7 +329,7 @@ async def test_view_saves_an_audit(context, runs, tmp_path):
         async with page.expect_navigation():
             await page.get_by_role("button", name="Save audit").click()
         assert await page.locator("#manual-label .label").inner_text() == "answer_composition"
-        audit = read_audit(target)
+        audit = EpisodeDir(target).read_audit()
         assert (audit.label, audit.note, audit.auditor) == ("answer_composition", "values read from <the wrong column>", "tester")
         await page.goto(f"{view.url}/")
         row = page.locator(f"#audited tr[data-episode='{eid}']")
@@ -344,7 +343,7 @@ async def test_view_saves_an_audit(context, runs, tmp_path):
         # the view accepts writes from its own pages only
         bad = await page.request.post(f"{view.url}/api/audit/{eid}", form={"label": "scope_drift"},
                                       headers={"Origin": "http://evil.example"})
-        assert bad.status == 403 and read_audit(target).label == "answer_composition"
+        assert bad.status == 403 and EpisodeDir(target).read_audit().label == "answer_composition"
         assert (await page.request.post(f"{view.url}/api/audit/no-such", form={"label": "none"})).status == 404
         assert (await page.request.post(f"{view.url}/api/audit/{eid}", form={"label": "bogus"})).status == 422
         watch.check(view.url + "/")

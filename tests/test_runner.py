@@ -10,10 +10,10 @@ import pytest
 
 from rig.agents.base import Budget, EpisodeEnv
 from rig.agents.scripts import ReferenceAgent
-from rig.answer import Answer
-from rig.episode import read_episode
+from rig.episode_dir import EpisodeDir, slug
+from rig.formats.answer import Answer
 from rig.runner.local import plan, run_local
-from rig.runner.spec import EpisodeSpec, slug
+from rig.runner.spec import EpisodeSpec
 from rig.tasks import bundled_tasks, resolve_task
 
 TASK = resolve_task("eco-02")
@@ -81,8 +81,8 @@ class CrashOnce:
 async def test_reference_episode_writes_everything(tmp_path, sites_url):
     [ep] = await _run(ReferenceAgent(), tmp_path, sites_url=sites_url)
     d = EpisodeSpec(TASK, "constraint", "reference", 0).directory(tmp_path)
-    assert ep.status == "ok" and read_episode(d).status == "ok"
-    saved = read_episode(d)
+    assert ep.status == "ok" and EpisodeDir(d).read_episode().status == "ok"
+    saved = EpisodeDir(d).read_episode()
     assert saved.versions.playwright and saved.versions.chromium and saved.prompt.startswith(TASK.prompts.constraint)
     steps = _lines(d / "trajectory.jsonl")
     assert len(steps) == 1 + len(TASK.reference_solution) == saved.steps
@@ -110,7 +110,7 @@ async def test_budgets_and_agent_failures(tmp_path, sites_url, agent, budget, st
     assert message in ep.error
     assert ep.attempts == 1, "agent failures are not retried"
     d = EpisodeSpec(TASK, "constraint", agent.name, 0).directory(tmp_path)
-    assert read_episode(d).status == status
+    assert EpisodeDir(d).read_episode().status == status
     assert _lines(d / "trajectory.jsonl"), "steps recorded before the failure are kept"
 
 
@@ -148,7 +148,7 @@ def test_agent_names_make_safe_directories(tmp_path):
     assert slug("scripted:../../etc/x.yaml") == "scripted_x"
     assert slug("perturbed:scope_drift") == "perturbed_scope_drift"
     spec = EpisodeSpec(TASK, "goal", "scripted:/abs/path/s.yaml", 3)
-    assert spec.directory(tmp_path) == tmp_path / TASK.id / "goal" / "scripted_s" / "trial-3"
+    assert spec.directory(tmp_path).path == tmp_path / TASK.id / "goal" / "scripted_s" / "trial-3"
 
 
 def test_unknown_agent_is_an_input_error():

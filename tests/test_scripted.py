@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rig.actions import parse_actions
 from rig.agents.scripted import ScriptRunner
 from rig.errors import AgentError, ScriptError
+from rig.formats.actions import parse_actions
 
 PAGE = """<!doctype html><title>t</title>
 <label>Year <select id="year"><option>1890</option><option>1891</option></select></label>

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Protocol, TextIO
 
 from playwright.async_api import BrowserContext, Page
 
-from rig.answer import Answer
-from rig.tasks.models import Task
+from rig.formats.answer import Answer
+from rig.formats.task import Task
 
 if TYPE_CHECKING:
     from recorders import Recorder

@@ -22,7 +22,7 @@ from rig.errors import AgentError, InfraError, InputError
 
 if TYPE_CHECKING:
     from rig.agents.base import EpisodeEnv
-    from rig.answer import Answer
+    from rig.formats.answer import Answer
 
 #: The run's history in the episode directory: final text, steps with their targets, replayable decisions.
 HISTORY_FILE = "browser_use.json"
@@ -73,7 +73,7 @@ class BrowserUseResult:
 
     @property
     def decisions(self) -> list[list[dict[str, Any]]]:
-        """The model's steps in the `ScriptedLLM` format, for replaying them.
+        """The model's steps in the format of the tests' scripted model (`tests/scripted_llm.py`), for replaying them.
 
         Element indices differ from one page load to the next, so an index whose element had an `id`
         (else a `name`) becomes a `{"match": "id=..."}` matcher; other indices stay numbers.
@@ -102,7 +102,7 @@ class BrowserUseAgent:
 
     async def run(self, env: EpisodeEnv) -> Answer | None:
         """Run browser-use until it is done; save its history; parse its final text (ParseFailure propagates)."""
-        from rig.grading.parse import parse_table
+        from rig.formats.answer_text import parse_table
 
         if not env.cdp_url:
             raise InfraError("the browser-use agent needs a browser reachable over CDP; the runner gave none")

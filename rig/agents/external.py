@@ -7,19 +7,18 @@ from pathlib import Path
 
 from loguru import logger
 
+from recorders import Action
+
 from rig.agents.base import EpisodeEnv
 from rig.agents.cdp import announce, wait_for_answer
-from rig.answer import Answer
+from rig.episode_dir import EpisodeDir, write_atomic
 from rig.errors import AgentError, InputError
-from rig.grading.parse import ParseFailure, parse_table
-
-PROMPT_FILE = "prompt.md"
+from rig.formats.answer import Answer
+from rig.formats.answer_text import ParseFailure, parse_table
 
 
 def _save_prompt(env: EpisodeEnv) -> Path:
-    path = env.out_dir / PROMPT_FILE
-    path.write_text(env.prompt + "\n", encoding="utf-8")
-    return path
+    return write_atomic(EpisodeDir(env.out_dir).prompt_file, env.prompt + "\n")
 
 
 class CdpAgent:
@@ -66,7 +65,7 @@ class OperatorAgent:
             text, source = sys.stdin.read(), "pasted answer"
         else:
             raise InputError("--answer-file", None, "the operator agent needs --answer-file when stdin is not a terminal")
-        (env.out_dir / "operator_answer.md").write_text(text, encoding="utf-8")
+        write_atomic(EpisodeDir(env.out_dir).operator_answer_file, text)
         answer = parse_table(text, source)  # ParseFailure -> status parse_failure
         for url in dict.fromkeys(c.url for c in answer.citations):
             await self._snapshot(env, url)
@@ -75,7 +74,7 @@ class OperatorAgent:
     async def _snapshot(self, env: EpisodeEnv, url: str) -> None:
         """Open a cited page in the recorded browser so its response and visible text reach the archive."""
         try:
-            async with env.recorder.action({"type": "goto", "target": None, "value": url}):
+            async with env.recorder.action(Action(type="goto", value=url), page=env.page):
                 await env.page.goto(url, timeout=30_000)
         except Exception as exc:  # an unreachable citation is evidence too: recorded as not captured
             logger.warning("operator: could not capture cited page {}: {}", url, exc)

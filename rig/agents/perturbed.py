@@ -17,12 +17,12 @@ import math
 import re
 from typing import Any, get_args
 
-from rig.actions import parse_actions
 from rig.agents.base import EpisodeEnv
 from rig.agents.scripted import ScriptRunner
-from rig.answer import Answer, Citation
 from rig.errors import AgentError, InputError
-from rig.tasks.models import FailureKind, Perturbation, Task
+from rig.formats.actions import parse_actions
+from rig.formats.answer import Answer, Citation
+from rig.formats.task import FailureKind, Perturbation, Task
 
 KINDS: tuple[str, ...] = get_args(FailureKind)
 _FIRST_ROW = re.compile(r"\$\{(\w+)\[0\]\.")

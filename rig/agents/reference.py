@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from playwright.async_api import Page
 
-from rig.actions import parse_actions
 from rig.agents.scripted import ActionHook, ScriptRunner
-from rig.answer import Answer
 from rig.errors import AgentError
-from rig.grading.canonical import Canonicalizer
-from rig.tasks.models import Task
+from rig.formats.actions import parse_actions
+from rig.formats.answer import Answer
+from rig.formats.canonical import Canonicalizer
+from rig.formats.task import Task
 
 
 async def run_reference(task: Task, page: Page, base_url: str, hook: ActionHook | None = None) -> Answer:

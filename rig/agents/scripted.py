@@ -1,6 +1,7 @@
-"""The action-script executor: runs a script (CONTRACTS.md) on a Playwright page.
+"""The action-script runner: runs a script (CONTRACTS.md) on a Playwright page.
 
-`rig record`, the `reference` agent and the `scripted:FILE` agent all run scripts through here.
+`rig record`, the `reference`, `scripted:FILE` and `perturbed:KIND` agents all run scripts through here; each
+page action is performed by `replay.perform` (the one executor, shared with re-driving recorded episodes).
 A recorder (or anything else) can watch each action through an `ActionHook`.
 """
 
@@ -10,18 +11,21 @@ import re
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import urljoin
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 from pydantic import BaseModel
 
-from rig.actions import verb_of
-from rig.answer import Answer, Citation
+from replay.perform import perform
 from rig.errors import AgentError, BrowserCrashed
-from rig.grading.records import SubmittedRecord
+from rig.formats.actions import verb_of
+from rig.formats.answer import Answer, Citation
+from rig.formats.records import SubmittedRecord
 
+#: Verbs the runner does itself (reading the page, composing the answer); every other verb is a trajectory action
+#: performed by `replay.perform`, the executor re-driving uses too.
+_OWN = ("extract_table", "extract_text", "answer")
 _VAR = re.compile(r"\$\{(\w+)(?:\[(\d+)\]\.([^}]+))?\}")
 
 _TABLE_JS = """t => {
@@ -85,7 +89,10 @@ class ScriptRunner:
             ctx = self.hook.action({**info, "page": self.page}) if self.hook else nullcontext()
             try:
                 async with ctx:
-                    await getattr(self, f"_do_{verb}")(getattr(action, verb))
+                    if verb in _OWN:
+                        await getattr(self, f"_do_{verb}")(getattr(action, verb))
+                    else:
+                        await perform(self.page, info, base_url=self.base_url, timeout_ms=self.timeout_ms)
             except AgentError as exc:
                 raise AgentError(f"action [{i}] {verb}: {exc}") from None
             except PlaywrightTimeout as exc:
@@ -105,7 +112,7 @@ class ScriptRunner:
             target = self.sub(arg)
             return {"type": verb, "target": target, "value": None}
         target = getattr(arg, "selector", None)
-        value = getattr(arg, "value", None) or getattr(arg, "key", None)
+        value = getattr(arg, "value", None) or getattr(arg, "key", None) or getattr(arg, "state", None)
         if isinstance(value, list):
             value = [self.sub(v) for v in value]
         elif isinstance(value, str):
@@ -130,32 +137,6 @@ class ScriptRunner:
             return val.rows[i][val.column(col)]
 
         return _VAR.sub(repl, text)
-
-    async def _do_goto(self, url: str) -> None:
-        await self.page.goto(urljoin(self.base_url, self.sub(url)), timeout=self.timeout_ms)
-
-    async def _do_select(self, a: Any) -> None:
-        value = [self.sub(v) for v in a.value] if isinstance(a.value, list) else self.sub(a.value)
-        await self.page.locator(a.selector).select_option(value, timeout=self.timeout_ms)
-
-    async def _do_check(self, selector: str) -> None:
-        await self.page.locator(self.sub(selector)).check(timeout=self.timeout_ms)
-
-    async def _do_uncheck(self, selector: str) -> None:
-        await self.page.locator(self.sub(selector)).uncheck(timeout=self.timeout_ms)
-
-    async def _do_fill(self, a: Any) -> None:
-        await self.page.locator(a.selector).fill(self.sub(a.value), timeout=self.timeout_ms)
-
-    async def _do_press(self, a: Any) -> None:
-        await self.page.locator(a.selector).press(a.key, timeout=self.timeout_ms)
-
-    async def _do_click(self, selector: str) -> None:
-        await self.page.locator(self.sub(selector)).click(timeout=self.timeout_ms)
-
-    async def _do_wait_for(self, a: Any) -> None:
-        selector, state = (a, "visible") if isinstance(a, str) else (a.selector, a.state)
-        await self.page.locator(self.sub(selector)).first.wait_for(state=state, timeout=self.timeout_ms)
 
     async def _do_extract_table(self, a: Any) -> None:
         loc = self.page.locator(a.selector)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rig.actions import load_script, parse_actions
+from pydantic import BaseModel
+
 from rig.agents.base import EpisodeEnv
 from rig.agents.scripted import ScriptRunner
-from rig.answer import Answer
 from rig.errors import AgentError, InputError
+from rig.formats.actions import load_script, parse_actions
+from rig.formats.answer import Answer
 
 
 class ReferenceAgent:
@@ -33,9 +35,16 @@ class ScriptedAgent:
     model, needs_cdp = None, False
 
     def __init__(self, path: str) -> None:
-        self.path = Path(path)
+        self.path: Path | None = Path(path)
         self.name = f"scripted:{path}"
         self.actions = load_script(self.path)  # fail before any episode starts
+
+    @classmethod
+    def of(cls, actions: list[BaseModel], name: str) -> ScriptedAgent:
+        """An agent running actions already parsed (`rig record`)."""
+        agent = cls.__new__(cls)
+        agent.path, agent.name, agent.actions = None, name, actions
+        return agent
 
     async def run(self, env: EpisodeEnv) -> Answer | None:
         """Run the script; its `answer` action (if any) is the answer."""

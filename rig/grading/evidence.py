@@ -7,26 +7,19 @@ for on one line first (`PageText.row_on_line`) and anywhere on the page second (
 
 from __future__ import annotations
 
-import io
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from html.parser import HTMLParser
-from pathlib import Path
 
 from loguru import logger
-from warcio.archiveiterator import ArchiveIterator
-from warcio.exceptions import ArchiveLoadFailed
 
 from recorders.models import Step
-from recorders.warc import CAPTURE_HEADER, STEP_HEADER
-from replay.index import whole_gzip_members
-from rig.errors import InputError
-from rig.grading.canonical import Canonicalizer
+from replay.index import ArchiveIndex
+from rig.formats.canonical import Canonicalizer
 
-WARC_FILE = "evidence.warc.gz"
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml")
 
 
@@ -165,94 +158,51 @@ class EpisodeTexts:
 _EMPTY = PageText("")
 
 
-@lru_cache(maxsize=64)
-def _readable_end(path: str, size: int, mtime_ns: int) -> int:
-    """Where the archive's complete records end (checked, and warned about, once per version of the file)."""
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if data[:2] != b"\x1f\x8b":
-        if data and not data.startswith(b"WARC/"):
-            raise InputError(path, "byte 0", f"not a WARC file (it starts with neither a gzip header nor 'WARC/'); "
-                                             f"check it with `warcio check {path}`")
-        return size  # an uncompressed WARC: warcio reports its problems itself
-    end = whole_gzip_members(data)
-    if end == 0:
-        raise InputError(path, None, f"not a readable WARC (bad gzip at byte 0); check it with `warcio check {path}`")
-    if end < size:
-        logger.warning("{}: the archive ends with a torn or corrupt record at byte {} of {}; the complete records "
-                       "before it are used", path, end, size)
-    return end
+@dataclass
+class Evidence:
+    """What an episode's archive holds, read once: each step's page text, every URL requested, and the text
+    response bodies (HTML reduced to its text), for every check of one grading pass."""
 
+    texts: EpisodeTexts = field(default_factory=EpisodeTexts)
+    loaded: set[str] = field(default_factory=set)
+    responses: list[tuple[str, str, bytes]] = field(default_factory=list, repr=False)
+    _bodies: dict[int, PageText] = field(default_factory=dict, repr=False)
 
-def _records(warc: Path) -> Iterator:  # type: ignore[type-arg]
-    """The archive's complete records (a torn last record, from a killed recording, is left out with a warning)."""
-    st = warc.stat()
-    end = _readable_end(str(warc), st.st_size, st.st_mtime_ns)
-    with warc.open("rb") as fh:
-        it = ArchiveIterator(io.BytesIO(fh.read(end)))
-        try:
-            yield from it
-        except ArchiveLoadFailed as exc:
-            raise InputError(str(warc), f"byte {it.offset}", f"not a WARC record ({str(exc.msg).strip()}); "
-                                                             f"check it with `warcio check {warc}`") from None
-
-
-def read_step_texts(episode_dir: Path, steps: list[Step]) -> EpisodeTexts:
-    """Read each step's visible-text record (matched by `snapshot.warc_record_id`, else by `WARC-Rig-Step`)."""
-    warc = Path(episode_dir) / WARC_FILE
-    by_id: dict[str, str] = {}
-    by_step: dict[int, str] = {}
-    if warc.exists():
-        for rec in _records(warc):
-            h = rec.rec_headers
-            if rec.rec_type != "conversion" or h.get_header(CAPTURE_HEADER) != "text":
+    @classmethod
+    def from_archive(cls, archive: ArchiveIndex, steps: list[Step]) -> Evidence:
+        """Index an archive's text records by step and its exchanges by URL."""
+        for problem in archive.errors:
+            logger.warning(problem)
+        by_step = {n: archive.texts[rid] for n, rid in archive.text_ids.items() if rid in archive.texts}
+        shared: dict[str, PageText] = {}
+        texts = EpisodeTexts()
+        for s in steps:
+            rid = s.snapshot.warc_record_id if s.snapshot else None
+            text = archive.texts.get(rid) if rid else None
+            if text is None:
+                text = by_step.get(s.step)
+            if text is None:
+                texts.missing.append(s.step)
                 continue
-            text = rec.content_stream().read().decode("utf-8", "replace")
-            by_id[h.get_header("WARC-Record-ID")] = text
-            step = h.get_header(STEP_HEADER)
-            if step is not None and step.isdigit():
-                by_step[int(step)] = text
-    shared: dict[str, PageText] = {}
-    out = EpisodeTexts()
-    for s in steps:
-        rid = s.snapshot.warc_record_id if s.snapshot else None
-        text = by_id.get(rid) if rid else None
-        if text is None:
-            text = by_step.get(s.step)
-        if text is None:
-            out.missing.append(s.step)
-            continue
-        if text not in shared:
-            shared[text] = PageText(text)
-        out.by_step[s.step] = shared[text]
-    return out
+            if text not in shared:
+                shared[text] = PageText(text)
+            texts.by_step[s.step] = shared[text]
+        exchanges = list(archive.all())
+        responses = [(x.url, x.response.content_type.lower(), x.response.body) for x in exchanges
+                     if x.response is not None and x.response.content_type.lower().startswith(_TEXT_TYPES)]
+        return cls(texts, {x.url for x in exchanges if x.url}, responses)
 
-
-def response_texts(episode_dir: Path, wanted: Callable[[str], bool]) -> list[tuple[str, PageText]]:
-    """The bodies of text responses whose URL satisfies `wanted`, as page text (HTML reduced to its text)."""
-    warc = Path(episode_dir) / WARC_FILE
-    if not warc.exists():
-        return []
-    out = []
-    for rec in _records(warc):
-        url = rec.rec_headers.get_header("WARC-Target-URI") or ""
-        if rec.rec_type != "response" or not wanted(url) or rec.http_headers is None:
-            continue
-        ctype = (rec.http_headers.get_header("Content-Type") or "").lower()
-        if not ctype.startswith(_TEXT_TYPES):
-            continue
-        body = rec.content_stream().read().decode("utf-8", "replace")
-        out.append((url, PageText(html_text(body) if "html" in ctype else body)))
-    return out
-
-
-def loaded_urls(episode_dir: Path) -> set[str]:
-    """Every URL requested during the episode (from the WARC's request and response records)."""
-    warc = Path(episode_dir) / WARC_FILE
-    if not warc.exists():
-        return set()
-    return {rec.rec_headers.get_header("WARC-Target-URI") for rec in _records(warc)
-            if rec.rec_type in ("request", "response")} - {None}
+    def response_texts(self, wanted: Callable[[str], bool]) -> list[tuple[str, PageText]]:
+        """The text response bodies whose URL satisfies `wanted`, as page text (HTML reduced to its text)."""
+        out = []
+        for i, (url, ctype, body) in enumerate(self.responses):
+            if not wanted(url):
+                continue
+            if i not in self._bodies:
+                text = body.decode("utf-8", "replace")
+                self._bodies[i] = PageText(html_text(text) if "html" in ctype else text)
+            out.append((url, self._bodies[i]))
+        return out
 
 
 class _TextParser(HTMLParser):

@@ -24,10 +24,17 @@ import re
 
 from pydantic import BaseModel
 
+from rig.formats.grade import (
+    CellVerdict,
+    ExtraRow,
+    RowProvenance,
+    RowVerdict,
+    TableScore,
+    Violation,
+)
+from rig.formats.task import FailureKind
 from rig.grading.evidence import norm
-from rig.grading.states import EpisodeStates, RowProvenance, Violation
-from rig.grading.tables import CellVerdict, ExtraRow, RowVerdict, TableScore
-from rig.tasks.models import FailureKind
+from rig.grading.states import EpisodeStates
 
 CATEGORIES: tuple[FailureKind, ...] = ("scope_drift", "criterion_mismatch", "intent_rewriting", "page_misreading",
                                        "retrieval_dependency", "answer_composition")

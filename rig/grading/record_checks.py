@@ -15,52 +15,23 @@ The verdicts roll up into soft and hard precision, recall and F1 by `rig.grading
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import urljoin
 
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
 
 from recorders.models import Step
-from rig.answer import Answer
-from rig.grading.canonical import Canonicalizer, RuleError
-from rig.grading.evidence import CellForms, EpisodeTexts, PageText, loaded_urls, norm, response_texts
-from rig.grading.records import RecordVerdict, RollupScores, SubmittedRecord, score_task
-from rig.grading.verify import displayed, same_page
-from rig.tasks.models import RecordsSpec
+from rig.formats.answer import Answer
+from rig.formats.canonical import Canonicalizer, RuleError
+from rig.formats.grade import ExcerptCheck, RecordCheck
+from rig.formats.records import RecordVerdict, RollupScores, SubmittedRecord
+from rig.formats.task import RecordsSpec
+from rig.grading.evidence import CellForms, Evidence, PageText, norm
+from rig.grading.records import score_task
+from rig.grading.urls import displayed, same_page
 
 #: rapidfuzz partial ratio (0-100) at or above which an excerpt not found verbatim is reported as a near miss.
 FUZZY_NEAR_MISS = 90.0
-
-
-class ExcerptCheck(BaseModel):
-    """One excerpt of a record: how it was found in the captured page text."""
-
-    excerpt: str
-    faithful: bool
-    match: str | None = Field(description="exact or normalised (faithful); casefold or fuzzy (a near miss); null: absent")
-    ratio: float | None = Field(default=None, description="rapidfuzz partial ratio of a fuzzy near miss")
-    step: int | None = Field(default=None, description="a step whose captured text holds the excerpt (null: a response body)")
-
-
-class RecordCheck(BaseModel):
-    """The verdict on one submitted record, with what each check found."""
-
-    index: int
-    item: dict[str, str]
-    url: str
-    answer: str
-    subtask: str | None = None
-    well_formed: bool = Field(default=True, description="false: unknown subtask or a missing item axis; left out of the rollup")
-    captured: bool
-    steps: list[int] = Field(default_factory=list, description="steps that displayed the record's URL")
-    excerpts: list[ExcerptCheck] = Field(default_factory=list)
-    facts: dict[str, bool] = Field(default_factory=dict, description="required fact -> shown in a faithful excerpt or the page")
-    gold_match: bool | None = Field(default=None, description="matches a gold record (null: the task lists none)")
-    verdict: RecordVerdict
-    soft: float = Field(description="leaf score: faithful share of the excerpts when retrieval holds")
-    hard: float = Field(description="1 when captured, every excerpt faithful and the facts supported")
-    reason: str
 
 
 class RecordGrade(BaseModel):
@@ -70,15 +41,14 @@ class RecordGrade(BaseModel):
     scores: RollupScores
 
 
-def _page_texts(url: str, steps: list[Step], texts: EpisodeTexts, episode_dir: Path,
-                loaded: set[str]) -> tuple[bool, list[tuple[int | None, PageText]]]:
+def _page_texts(url: str, steps: list[Step], evidence: Evidence) -> tuple[bool, list[tuple[int | None, PageText]]]:
     """Whether the URL was captured, and its captured texts (per displaying step, else its response bodies)."""
     idx = displayed(steps, url)
     if idx:
-        return True, [(steps[i].step, texts.at(steps[i].step)) for i in idx]
-    if not any(same_page(u, url) for u in loaded):
+        return True, [(steps[i].step, evidence.texts.at(steps[i].step)) for i in idx]
+    if not any(same_page(u, url) for u in evidence.loaded):
         return False, []
-    return True, [(None, t) for _, t in response_texts(episode_dir, lambda u: same_page(u, url))]
+    return True, [(None, t) for _, t in evidence.response_texts(lambda u: same_page(u, url))]
 
 
 def _excerpt(excerpt: str, pages: list[tuple[int | None, PageText]]) -> ExcerptCheck:
@@ -164,13 +134,12 @@ def _reason(c: RecordCheck) -> str:
     return "; ".join(parts) or "captured, every excerpt faithful, facts supported"
 
 
-def check_records(spec: RecordsSpec, answer: Answer | None, episode_dir: Path, steps: list[Step],
-                  texts: EpisodeTexts, base_url: str | None = None) -> RecordGrade:
+def check_records(spec: RecordsSpec, answer: Answer | None, evidence: Evidence, steps: list[Step],
+                  base_url: str | None = None) -> RecordGrade:
     """Judge every record of `answer` against the episode's captures and roll the verdicts up (no answer: zeros)."""
     records = answer.records if answer is not None else []
     branches = spec.hierarchy.branch_axes()
     gold = _Gold(spec)
-    loaded: set[str] | None = None
     checks: list[RecordCheck] = []
     for n, rec in enumerate(records):
         url = urljoin(base_url, rec.url) if base_url else rec.url
@@ -184,9 +153,7 @@ def check_records(spec: RecordsSpec, answer: Answer | None, episode_dir: Path, s
                             else f"item misses {missing}") + ": left out of the rollup"
             checks.append(check)
             continue
-        if loaded is None and not any(same_page(s.url, url) for s in steps):
-            loaded = loaded_urls(episode_dir)
-        check.captured, pages = _page_texts(url, steps, texts, episode_dir, loaded or set())
+        check.captured, pages = _page_texts(url, steps, evidence)
         check.steps = [s for s, _ in pages if s is not None]
         check.excerpts = [_excerpt(e, pages) for e in rec.excerpts] if check.captured else \
             [ExcerptCheck(excerpt=e, faithful=False, match=None) for e in rec.excerpts]

@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rig.answer import Answer
 from rig.errors import InputError
-from rig.grading.canonical import Canonicalizer, RuleError
-from rig.grading.parse import ParseFailure, parse_table
+from rig.formats.answer import Answer
+from rig.formats.answer_text import ParseFailure, parse_table
+from rig.formats.canonical import Canonicalizer, RuleError
 from rig.grading.tables import score_table
 
 

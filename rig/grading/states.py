@@ -9,88 +9,23 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import unquote
 
-from pydantic import BaseModel, Field
-
 from recorders.models import Step
-from rig.answer import Answer
-from rig.grading.canonical import Canonicalizer
+from rig.formats.answer import Answer
+from rig.formats.canonical import Canonicalizer
+from rig.formats.grade import (
+    Divergence,
+    DriftEvent,
+    RowProvenance,
+    StateReach,
+    Violation,
+)
+from rig.formats.task import GoldState, StateConstraint, Task
 from rig.grading.evidence import CellForms, EpisodeTexts
-from rig.tasks.models import GoldState, StateConstraint, Task
 
 _READ_ACTIONS = ("extract_table", "extract_text", "answer")
-
-
-class Violation(BaseModel):
-    """A constraint of a gold state that does not hold at some step."""
-
-    state: str
-    key: str
-    op: str
-    expected: Any
-    actual: Any = None
-    tag: Literal["scope", "criterion", "view"]
-    dependent: bool = Field(default=False, description="the constraint carries the task's dependency (declared, else inferred)")
-    read_earlier: bool = Field(default=False, description="the wrong value shows with the gold one among an earlier "
-                                                          "gold state's candidates: the dependency took the wrong row")
-
-    def describe(self) -> str:
-        """`dim.origin=LGA violates gold state `jfk_march` (scope)`."""
-        shown = "(unset)" if self.actual in (None, "", []) else _show(self.actual)
-        kind = self.tag + (", dependent" if self.dependent else "") + (", a wrong earlier reading" if self.read_earlier else "")
-        return f"{self.key}={shown} violates gold state `{self.state}` ({kind}; expected {self.op} {_show(self.expected)})"
-
-
-class StateReach(BaseModel):
-    """Whether and where one gold state was reached (WebCanvas-style key-state completion)."""
-
-    name: str
-    reached: bool
-    step: int | None = Field(default=None, description="first step where every constraint held")
-    steps_held: int = Field(default=0, description="number of steps at which the state held")
-    closest_step: int | None = Field(default=None, description="if never reached: the step satisfying most constraints")
-    unmet: list[Violation] = Field(default_factory=list, description="constraints unmet at closest_step")
-
-
-class RowProvenance(BaseModel):
-    """Where one answer row's values were visible, and whether that state satisfies an answer state."""
-
-    row: int
-    key: list[str]
-    steps: list[int] = Field(default_factory=list, description="steps whose page text contains the row's values")
-    match: Literal["line", "page"] | None = Field(default=None,
-                                                  description="all values on one line, or only somewhere on the page")
-    step: int | None = Field(default=None, description="the step taken as the reading: first anchored step, else the closest")
-    state_anchored: bool = False
-    gold_state: str | None = None
-    violations: list[Violation] = Field(default_factory=list)
-
-
-class DriftEvent(BaseModel):
-    """A gold state reached, then left on a scope or criterion dimension before its evidence was read."""
-
-    state: str
-    reached_step: int
-    step: int = Field(description="the step at which the state was left")
-    dimensions: list[str]
-    changes: dict[str, list[Any]] = Field(description="key -> [gold-state value, new value]")
-    recovered: bool = Field(description="the state was reached again and read later")
-
-
-class Divergence(BaseModel):
-    """The first retrieval state (dim.* keys, consecutive repeats collapsed) that differs from the reference run."""
-
-    step: int | None = Field(description="episode step where the differing state appears (null: the episode ended first)")
-    reference_step: int | None
-    keys: list[str]
-    episode_state: dict[str, Any] | None
-    reference_state: dict[str, Any] | None
-
-
-def _show(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, list) else str(value)
 
 
 def _items(value: Any) -> list[str]:

@@ -1,4 +1,4 @@
-"""`rig grade RUNS_DIR`: grade every episode, then summarise per agent and variant (SGR-Bench Table 2 shape).
+"""Summarising grades per agent and prompt variant (SGR-Bench Table 2 shape): `summary.json` and `summary.md`.
 
 Means are over scored episodes (infra_error and incomplete episodes are counted, never scored as zero;
 an agent's timeout, error or unparsable answer scores zero). Pass@k and Avg@k use the unbiased estimator
@@ -8,86 +8,20 @@ over each task's scored trials; an episode passes when Row-F1 = 1 and P.O.A. = 1
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from pathlib import Path
 from statistics import fmean
-from typing import Literal
 
-from loguru import logger
-from pydantic import BaseModel, Field
-
-from rig.episode import EPISODE_FILE, Episode, read_episode
-from rig.errors import RigError
-from rig.grading.grade import GRADER_VERSION, UNSCORED, Grade, grade_episode, write_grade
+from rig.formats.grade import UNSCORED, Grade
+from rig.formats.summary import (
+    RECORD_METRICS,
+    AgreementCount,
+    GroupSummary,
+    Metrics,
+    Summary,
+)
 from rig.grading.labels import CATEGORIES
 from rig.grading.passk import over_tasks
-from rig.grading.verify import task_for
-from rig.tasks.models import Task
-
-SUMMARY_FILE = "summary.json"
-SUMMARY_MD = "summary.md"
-
-
-RECORD_METRICS = ("soft_precision", "soft_recall", "soft_f1", "hard_precision", "hard_recall", "hard_f1")
-
-
-class Metrics(BaseModel):
-    """Means over scored episodes (null when none was scored); record metrics over scored episodes of record tasks."""
-
-    episodes: int
-    scored: int
-    table_episodes: int = Field(default=0, description="scored episodes with a graded answer table: Item-F1, Row-F1 "
-                                "and P.O.A. are means over these")
-    item_f1: float | None = None
-    row_f1: float | None = None
-    poa: float | None = None
-    record_episodes: int = Field(default=0, description="scored episodes of tasks that take records")
-    record_soft_precision: float | None = None
-    record_soft_recall: float | None = None
-    record_soft_f1: float | None = None
-    record_hard_precision: float | None = None
-    record_hard_recall: float | None = None
-    record_hard_f1: float | None = None
-
-
-class GroupSummary(Metrics):
-    """One agent on one prompt variant."""
-
-    agent: str
-    variant: str | None
-    infra: int = Field(description="infra_error or incomplete episodes: not scored")
-    statuses: dict[str, int]
-    gold_state_reach: float | None = Field(default=None, description="mean share of gold states reached")
-    answer_state_reach: float | None = Field(default=None, description="share of episodes reaching an answer state")
-    state_anchored_rows: float | None = Field(default=None, description="answer rows visible in an answer state / answer rows")
-    passk: dict[str, float] = Field(default_factory=dict, description="pass@k and avg@k for k = 1 and k = trials (> 1)")
-    failures: dict[str, int] = Field(description="failure-category counts of the labelled episodes")
-    families: dict[str, Metrics] = Field(default_factory=dict, description="per source family")
-
-
-class AgreementCount(BaseModel):
-    """Automatic labels against the injected faults of one category."""
-
-    episodes: int
-    agree: int
-    labels: dict[str, int] = Field(description="automatic label (or `none`) -> count")
-
-
-class Summary(BaseModel):
-    """`summary.json`."""
-
-    format: Literal["sgr-rig/summary/1"] = "sgr-rig/summary/1"
-    grader_version: str = GRADER_VERSION
-    runs_dir: str
-    episodes: int
-    scored: int
-    infra: int
-    groups: list[GroupSummary]
-    label_agreement: dict[str, float] | None = Field(
-        default=None, description="share of perturbed episodes (status ok) whose automatic label equals the injected fault")
-    label_agreement_detail: dict[str, AgreementCount] | None = None
 
 
 def _mean(xs: Iterable[float | None]) -> float | None:
@@ -169,79 +103,6 @@ def summarize(grades: list[Grade], runs_dir: str) -> Summary:
         infra=sum(g.status in UNSCORED for g in grades), groups=[_group(a, v, groups[(a, v)]) for a, v in order],
         label_agreement=agreement[0] if agreement else None, label_agreement_detail=agreement[1] if agreement else None,
     )
-
-
-def episode_dirs(runs_dir: Path) -> list[Path]:
-    """Every episode directory under a runs directory (failed attempts kept under attempts/ are skipped)."""
-    return sorted(p.parent for p in runs_dir.rglob(EPISODE_FILE) if "attempts" not in p.relative_to(runs_dir).parts[:-1])
-
-
-def _read(d: Path) -> Episode | str:
-    """An episode record, or why it cannot be read."""
-    try:
-        return read_episode(d)
-    except (OSError, ValueError) as e:
-        return f"unreadable {EPISODE_FILE}: {e}"
-
-
-def _references(episodes: dict[Path, Episode | str]) -> dict[tuple[str | None, str | None], Path]:
-    refs: dict[tuple[str | None, str | None], tuple[int, Path]] = {}
-    for d, ep in episodes.items():
-        if isinstance(ep, str):
-            continue
-        key = (ep.task_id, ep.variant)
-        if ep.agent == "reference" and ep.status == "ok" and (key not in refs or ep.trial < refs[key][0]):
-            refs[key] = (ep.trial, d)
-    return {k: v[1] for k, v in refs.items()}
-
-
-def _grade_one(d: Path, ep: Episode | str, refs: dict[tuple[str | None, str | None], Path],
-               tasks: dict[str | None, tuple[Task, Path] | None]) -> Grade:
-    if isinstance(ep, str):
-        logger.warning("{}: cannot grade: {}", d, ep)
-        return Grade(episode=str(d), agent="unknown", status="incomplete", scored=False, error=ep)
-    ref = refs.get((ep.task_id, ep.variant))
-    ref = None if ref == d else ref  # a reference episode is compared with another reference trial, if any
-    try:
-        key = ep.task_id if not getattr(ep, "task_path", None) else f"path:{ep.task_path}"
-        if key not in tasks:
-            tasks[key] = task_for(ep, d)
-        found = tasks[key]
-        return grade_episode(d, found[0] if found else None, reference=ref, task_file=found[1] if found else None)
-    except (OSError, ValueError, RigError) as e:
-        logger.warning("{}: cannot grade: {}", d, e)
-        return Grade(episode=str(d), task_id=ep.task_id, variant=ep.variant, agent=ep.agent, trial=ep.trial,
-                     injected_fault=ep.injected_fault, status=ep.status, scored=False, error=f"grading failed: {e}")
-
-
-def grade_runs(runs_dir: str | Path, write: bool = True) -> Summary:
-    """Grade every episode under `runs_dir` (or one episode directory) and summarise.
-
-    Writes grade.json into each episode directory and, for a runs directory, summary.json and summary.md.
-    An episode that cannot be graded (unreadable files, unknown task file) gets an unscored grade with the error.
-    """
-    runs_dir = Path(runs_dir)
-    single = (runs_dir / EPISODE_FILE).exists()
-    episodes = {d: _read(d) for d in ([runs_dir] if single else episode_dirs(runs_dir))}
-    refs = _references(episodes)
-    tasks: dict[str | None, tuple[Task, Path] | None] = {}
-    grades = []
-    for d, ep in episodes.items():
-        g = _grade_one(d, ep, refs, tasks)
-        grades.append(g)
-        if write:
-            write_grade(d, g)
-    summary = summarize(grades, str(runs_dir))
-    if write and not single:
-        _write(runs_dir / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
-        _write(runs_dir / SUMMARY_MD, markdown(summary))
-    return summary
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _pct(x: float | None) -> str:

@@ -7,60 +7,19 @@ schema by name, and rows are aligned by their key cells (exact match after canon
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel
-
-from rig.answer import Answer
 from rig.errors import InputError
-from rig.grading.canonical import Canonicalizer, apply_rule
-
-Verdict = Literal["correct", "wrong", "missing"]
-Reason = Literal["not_in_gold", "duplicate_key", "missing_key"]
-
-
-class CellVerdict(BaseModel):
-    """One gold field slot: `missing` when the aligned prediction has no such cell or no aligned row exists."""
-
-    column: str
-    gold: str
-    pred: str | None
-    verdict: Verdict
-
-
-class RowVerdict(BaseModel):
-    """One gold row and the predicted row aligned to it (if any)."""
-
-    gold_index: int
-    key: list[str]
-    pred_index: int | None
-    cells: list[CellVerdict]
-
-
-class ExtraRow(BaseModel):
-    """A predicted row aligned to no gold row."""
-
-    pred_index: int
-    key: list[str | None]
-    reason: Reason
-
-
-class TableScore(BaseModel):
-    """Item-F1, Row-F1 and P.O.A. with the counts behind them and per-cell verdicts for reports."""
-
-    item_f1: float
-    row_f1: float
-    poa: float
-    c_item: int
-    n_gold: int
-    n_pred: int
-    c_row: int
-    rows_gold: int
-    rows_pred: int
-    shared_keys: int
-    missing_columns: list[str]
-    gold_rows: list[RowVerdict]
-    extra_rows: list[ExtraRow]
+from rig.formats.answer import Answer
+from rig.formats.canonical import Canonicalizer, apply_rule
+from rig.formats.grade import (
+    CellVerdict,
+    ExtraRow,
+    Reason,
+    RowVerdict,
+    TableScore,
+    Verdict,
+)
 
 
 def column_name(name: str) -> str:

@@ -2,53 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import os
 from collections import Counter
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from rig.errors import InputError
-from rig.tasks.models import FailureKind
-
-AUDIT_FILE = "audit.json"
-#: The category of an episode without a failure (a passed answer, or an automatic label the auditor rejects).
-NO_FAILURE = "none"
-
-
-class Audit(BaseModel):
-    """`audit.json`: the auditor's category overrides the automatic label; `label: null` means no failure."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    format: Literal["sgr-rig/audit/1"] = "sgr-rig/audit/1"
-    label: FailureKind | None = Field(description="the auditor's failure category (null: the episode has no failure)")
-    note: str = Field(default="", max_length=10_000)
-    auditor: str = Field(default="", max_length=200)
-    at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-
-
-def read_audit(episode_dir: Path) -> Audit | None:
-    """The episode's audit, or None when it has not been audited; InputError when audit.json is invalid."""
-    path = Path(episode_dir) / AUDIT_FILE
-    if not path.exists():
-        return None
-    try:
-        return Audit.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, ValidationError) as e:
-        raise InputError(str(path), None, f"not a valid audit file: {e}") from None
-
-
-def write_audit(episode_dir: Path, audit: Audit) -> Path:
-    """Write audit.json into the episode directory atomically."""
-    path = Path(episode_dir) / AUDIT_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(audit.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+from rig.formats.audit import NO_FAILURE
 
 
 def cohen_kappa(pairs: list[tuple[str, str]]) -> float | None:

@@ -11,10 +11,18 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from PIL import Image
 
+from rig.formats.audit import NO_FAILURE
+from rig.formats.summary import GroupSummary
 from rig.grading.labels import CATEGORIES
-from rig.grading.summary import GroupSummary
-from rig.report.audit import NO_FAILURE
-from rig.report.episode_view import answer_table, citations, cited_at, screen_paths, screenshot_file, text_page, timeline
+from rig.report.episode_view import (
+    answer_table,
+    citations,
+    cited_at,
+    screen_paths,
+    screenshot_file,
+    text_page,
+    timeline,
+)
 from rig.report.highlight import find_spans, segments
 from rig.report.load import EpisodeData, RunData, load_episode, load_run
 from rig.report.overview import audit_agreement, family_rows, figures

@@ -4,7 +4,6 @@ The report never re-grades: an episode without grade.json is shown as not graded
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -15,17 +14,18 @@ from loguru import logger
 from pydantic import ValidationError
 
 from recorders.models import Step
-from recorders.trajectory import read_trajectory
-from rig.answer import Answer
-from rig.episode import EPISODE_FILE, Episode, read_episode
-from rig.errors import RigError
-from rig.grading.evidence import EpisodeTexts, read_step_texts
-from rig.grading.grade import ANSWER_FILE, GRADE_FILE, Grade
+from rig.episode_dir import EpisodeDir, RunsDir
+from rig.errors import InputError, RigError
+from rig.formats.answer import Answer
+from rig.formats.audit import Audit
+from rig.formats.episode import Episode
+from rig.formats.grade import Grade
+from rig.formats.summary import Summary
+from rig.formats.task import Task
+from rig.grading.evidence import EpisodeTexts, Evidence
 from rig.grading.states import holds
-from rig.grading.summary import SUMMARY_FILE, Summary, episode_dirs, summarize
-from rig.grading.verify import TRAJECTORY_FILE, task_for
-from rig.report.audit import Audit, read_audit
-from rig.tasks.models import Task
+from rig.grading.summary import summarize
+from rig.tasks import task_of
 
 
 def episode_id(runs_dir: Path, episode_dir: Path) -> str:
@@ -68,24 +68,25 @@ class EpisodeData:
     @cached_property
     def steps(self) -> list[Step]:
         """The trajectory's steps (empty when the file is missing)."""
-        path = self.dir / TRAJECTORY_FILE
-        return read_trajectory(path) if path.exists() else []
+        return EpisodeDir(self.dir).steps()
 
     @cached_property
     def texts(self) -> EpisodeTexts:
         """The page text captured at each step."""
-        return read_step_texts(self.dir, self.steps) if self.steps else EpisodeTexts()
+        if not self.steps:
+            return EpisodeTexts()
+        return Evidence.from_archive(EpisodeDir(self.dir).archive(), self.steps).texts
 
     @cached_property
     def answer(self) -> tuple[Answer | None, str | None]:
         """The answer as answer.json holds it, or None and why it could not be read."""
-        path = self.dir / ANSWER_FILE
+        path = EpisodeDir(self.dir).answer_file
         if not path.exists():
-            return None, "no answer.json"
+            return None, f"no {path.name}"
         try:
-            return Answer.model_validate(json.loads(path.read_text(encoding="utf-8"))), None
+            return Answer.model_validate_json(path.read_bytes()), None
         except (ValueError, ValidationError) as e:
-            return None, f"answer.json is not an answer in the answer.json form: {e}"
+            return None, f"{path.name} is not an answer in the {path.name} form: {e}"
 
     def forget(self) -> None:
         """Drop the cached steps, texts and answer (they are read again when needed)."""
@@ -102,28 +103,28 @@ class EpisodeData:
 
 
 def _grade(d: Path) -> Grade | None:
-    path = d / GRADE_FILE
-    if not path.exists():
+    ed = EpisodeDir(d)
+    if not ed.grade_file.exists():
         return None
     try:
-        return Grade.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValidationError as e:
-        logger.warning("{}: grade.json unreadable ({}); shown as not graded", path, e.error_count())
+        return ed.read_grade()
+    except InputError as e:
+        logger.warning("{}; shown as not graded", e)
         return None
 
 
 def load_episode(runs_dir: Path, d: Path, tasks: dict[str, Task | None] | None = None) -> EpisodeData:
     """Read one episode directory (and its task, cached in `tasks` by task id)."""
-    episode = read_episode(d)
+    episode = EpisodeDir(d).read_episode()
     try:
-        audit, audit_error = read_audit(d), None
+        audit, audit_error = EpisodeDir(d).read_audit(), None
     except RigError as e:
         audit, audit_error = None, str(e)
     tasks = {} if tasks is None else tasks
     key = str(getattr(episode, "task_path", None) or episode.task_id)
     if key not in tasks:
         try:
-            found = task_for(episode, d)
+            found = task_of(episode, d)
         except RigError as e:
             logger.warning("{}: task not loaded ({}); constraint checks left out", d, e)
             found = None
@@ -147,7 +148,7 @@ class RunData:
 
 
 def _summary(runs_dir: Path, episodes: list[EpisodeData]) -> tuple[Summary, bool]:
-    path = runs_dir / SUMMARY_FILE
+    path = RunsDir(runs_dir).summary_file
     if path.exists():
         try:
             return Summary.model_validate_json(path.read_text(encoding="utf-8")), True
@@ -159,7 +160,7 @@ def _summary(runs_dir: Path, episodes: list[EpisodeData]) -> tuple[Summary, bool
 def load_run(runs_dir: Path) -> RunData:
     """Read every episode under `runs_dir` (or `runs_dir` itself when it is one episode directory)."""
     runs_dir = Path(runs_dir)
-    dirs = [runs_dir] if (runs_dir / EPISODE_FILE).exists() else episode_dirs(runs_dir)
+    dirs = [runs_dir] if EpisodeDir(runs_dir).exists() else [e.path for e in RunsDir(runs_dir).episodes()]
     tasks: dict[str, Task | None] = {}
     episodes = []
     for d in dirs:

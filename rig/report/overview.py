@@ -9,8 +9,9 @@ from statistics import fmean
 
 from markupsafe import Markup
 
-from rig.grading.grade import Grade
-from rig.grading.summary import GroupSummary, Summary, pooled, summarize
+from rig.formats.grade import Grade
+from rig.formats.summary import GroupSummary, Summary
+from rig.grading.summary import pooled, summarize
 from rig.report.audit import Agreement, agreement
 from rig.report.charts import Bar, Point, scatter, stacked_bars
 from rig.report.load import EpisodeData

@@ -18,13 +18,19 @@ from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import (
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from rig.episode_dir import EpisodeDir
 from rig.errors import InfraError
-from rig.report.audit import NO_FAILURE, Audit, write_audit
+from rig.formats.audit import NO_FAILURE, Audit
 from rig.report.build import CSP, Report
 
 HOST = "127.0.0.1"
@@ -70,7 +76,7 @@ def make_app(report: Report) -> Starlette:
         except (ValueError, ValidationError, UnicodeDecodeError) as e:
             return PlainTextResponse(f"invalid audit: {e}", status_code=422)
         with lock:
-            write_audit(episode.dir, audit)
+            EpisodeDir(episode.dir).write_audit(audit)
             fresh = report.reload_episode(eid)
             assert fresh is not None
             report.write_episode(fresh)

@@ -11,23 +11,34 @@ from typing import AsyncIterator
 from playwright.async_api import Browser, BrowserContext, Playwright
 
 from rig.browser import launch, launch_for_cdp
+from rig.errors import InfraError
 
 
 class BrowserPool:
     """Hands out the executor's browser, relaunching it after a crash."""
 
-    def __init__(self, pw: Playwright, headless: bool = True, context_options: dict | None = None) -> None:
+    def __init__(self, pw: Playwright | None, headless: bool = True, context_options: dict | None = None) -> None:
         self.pw, self.headless = pw, headless
         #: Extra options for every new context (frozen replay blocks service workers).
         self.context_options = dict(context_options or {})
         self._browser: Browser | None = None
         self._lock = asyncio.Lock()
+        self._owned = True
         self.launches = 0
+
+    @classmethod
+    def around(cls, browser: Browser) -> BrowserPool:
+        """A pool that hands out a browser someone else launched (and closes it never)."""
+        pool = cls(None)
+        pool._browser, pool._owned = browser, False
+        return pool
 
     async def get(self) -> Browser:
         """A connected browser (launching one if needed)."""
         async with self._lock:
             if self._browser is None or not self._browser.is_connected():
+                if self.pw is None:
+                    raise InfraError("the browser this recording was given is gone")
                 self._browser = await launch(self.pw, headless=self.headless)
                 self.launches += 1
             return self._browser
@@ -43,6 +54,8 @@ class BrowserPool:
             finally:
                 await _quiet_close(ctx)
             return
+        if self.pw is None:
+            raise InfraError("a CDP driver needs a browser of its own; this pool only holds one it was given")
         profile = tempfile.mkdtemp(prefix="rig-cdp-profile-")
         try:
             ctx, url = await launch_for_cdp(self.pw, profile, headless=self.headless, **self.context_options)
@@ -55,7 +68,7 @@ class BrowserPool:
 
     async def close(self) -> None:
         """Close the shared browser."""
-        if self._browser is not None and self._browser.is_connected():
+        if self._owned and self._browser is not None and self._browser.is_connected():
             await self._browser.close()
 
 

@@ -3,31 +3,65 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 from urllib.parse import urlsplit
 
 from loguru import logger
-from playwright.async_api import BrowserContext
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_fixed
+from playwright.async_api import Browser, BrowserContext
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_fixed,
+)
 
-from recorders import Recorder, RecorderOptions, SiteAdapter
+from recorders import Action, Recorder, RecorderOptions, SiteAdapter
+from replay import FrozenSite
 from rig.agents.base import Agent, Budget, EpisodeEnv
-from rig.answer import Answer
-from rig.episode import Episode, playwright_version, write_episode
+from rig.episode_dir import EpisodeDir
 from rig.errors import AgentError, BrowserCrashed, InfraError, InputError
-from rig.record import write_answer
+from rig.formats.answer import Answer
+from rig.formats.answer_text import ParseFailure
+from rig.formats.episode import Episode, Status
+from rig.formats.task import Task
 from rig.runner.browsers import BrowserPool
 from rig.runner.budget import BudgetExceeded, supervise
 from rig.runner.hosts import HostGuard
 from rig.runner.pageevents import PageEvents
 from rig.runner.spec import EpisodeSpec
+from rig.tasks.loader import BUNDLED_DIR
 
-ATTEMPTS_DIR = "attempts"
 #: How long closing the recorder may take before the context's pages are closed under it.
 CLOSE_S = 20.0
+
+
+@dataclass
+class EpisodeContext:
+    """The parts an episode runs with, injected by its executor (shared by every episode of a run)."""
+
+    pool: BrowserPool
+    #: The sites server (or, for `rig record`, the script's base URL): relative URLs resolve against it.
+    sites_url: str
+    budget: Budget = field(default_factory=Budget)
+    adapters: list[SiteAdapter] = field(default_factory=list)
+    options: RecorderOptions | None = None
+    frozen: FrozenSite | None = None
+    #: A live run's host allow-list (the sites server is added); None: no allow-list.
+    allow_hosts: list[str] | None = None
+    attempts: int = 3
+    console: TextIO | None = None
+
+
+def playwright_version() -> str | None:
+    """The installed Playwright package version."""
+    try:
+        return version("playwright")
+    except PackageNotFoundError:  # pragma: no cover
+        return None
 
 
 class _Infra(Exception):
@@ -38,49 +72,35 @@ class _Infra(Exception):
         self.error = error
 
 
-async def run_episode(
-    spec: EpisodeSpec,
-    agent: Agent,
-    pool: BrowserPool,
-    runs_dir: Path,
-    *,
-    sites_url: str,
-    budget: Budget,
-    adapters: list[SiteAdapter],
-    options: RecorderOptions | None = None,
-    attempts: int = 3,
-    frozen: Any = None,
-    allow_hosts: list[str] | None = None,
-) -> Episode:
-    """Run one episode into its directory; infrastructure failures are retried and never scored as the agent's.
-
-    With `allow_hosts` (a live run), requests to hosts other than those and the sites server are aborted.
-    """
-    out_dir = spec.directory(runs_dir)
+async def run_episode(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ctx: EpisodeContext) -> Episode:
+    """Run one episode into its directory; infrastructure failures are retried (each failed attempt kept under
+    `attempts/`) and never scored as the agent's."""
+    start_url = spec.start(ctx.sites_url)
+    task = spec.task
     episode = Episode(
-        task_id=spec.task.id, variant=spec.variant, agent=agent.name, model=agent.model, trial=spec.trial,
-        prompt=spec.task.prompt(spec.variant), start_url=sites_url.rstrip("/") + spec.task.start_path,
-        injected_fault=getattr(agent, "injected_fault", None), task_path=_task_path(spec),
+        task_id=task.id if task else None, variant=spec.variant, agent=agent.name, model=agent.model, trial=spec.trial,
+        prompt=task.prompt(spec.variant) if task and spec.variant else None, start_url=start_url,
+        injected_fault=getattr(agent, "injected_fault", None), task_path=_task_path(task),
     )
     allowed = None
-    if allow_hosts is not None and frozen is None:  # a frozen run reaches no network at all
-        allowed = sorted({*allow_hosts, *_site_hosts(sites_url)})
+    if ctx.allow_hosts is not None and ctx.frozen is None:  # a frozen run reaches no network at all
+        allowed = sorted({*ctx.allow_hosts, *_site_hosts(ctx.sites_url)})
         episode.allowed_hosts = allowed
     attempt_no = 0
     try:
         async for attempt in AsyncRetrying(
-            retry=retry_if_exception_type(_Infra), stop=stop_after_attempt(attempts), wait=wait_fixed(0.5), reraise=True
+            retry=retry_if_exception_type(_Infra), stop=stop_after_attempt(ctx.attempts), wait=wait_fixed(0.5), reraise=True
         ):
             with attempt:
                 attempt_no += 1
                 if attempt_no > 1:
-                    _keep_failed_attempt(out_dir, attempt_no - 1)
+                    directory.keep_failed_attempt(attempt_no - 1)
                     logger.warning("{}: retrying after an infrastructure failure (attempt {})", spec.label, attempt_no)
-                await _attempt(spec, agent, pool, out_dir, episode, sites_url, budget, adapters, options, frozen, allowed)
+                await _attempt(spec, agent, directory, episode, ctx, allowed)
     except _Infra as exc:
         episode.finish("infra_error", str(exc.error), episode.steps)
     episode.attempts = attempt_no
-    write_episode(out_dir, episode)
+    directory.write_episode(episode)
     return episode
 
 
@@ -91,59 +111,48 @@ def _site_hosts(sites_url: str) -> list[str]:
     return [f"{host}:{parts.port or (443 if parts.scheme == 'https' else 80)}"] if host else []
 
 
-def _task_path(spec: EpisodeSpec) -> str | None:
+def _task_path(task: Task | None) -> str | None:
     """The task file, for tasks that are not bundled (so grading can find them)."""
-    from rig.tasks.loader import BUNDLED_DIR
-
-    source = spec.task.source
+    source = task.source if task else None
     return source if source and BUNDLED_DIR.resolve() not in Path(source).parents else None
 
 
-def _keep_failed_attempt(out_dir: Path, n: int) -> None:
-    """Move a failed attempt's files under attempts/<n>/ so nothing recorded is lost."""
-    keep = out_dir / ATTEMPTS_DIR / str(n)
-    keep.mkdir(parents=True, exist_ok=True)
-    for child in list(out_dir.iterdir()):
-        if child.name != ATTEMPTS_DIR:
-            shutil.move(str(child), keep / child.name)
-
-
-async def _attempt(
-    spec: EpisodeSpec, agent: Agent, pool: BrowserPool, out_dir: Path, episode: Episode, sites_url: str,
-    budget: Budget, adapters: list[SiteAdapter], options: RecorderOptions | None, frozen: Any,
-    allowed: list[str] | None,
-) -> None:
+async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episode: Episode, ctx: EpisodeContext,
+                   allowed: list[str] | None) -> None:
     episode.status, episode.error, episode.ended_at = "incomplete", None, None
     episode.versions.playwright = playwright_version()
-    write_episode(out_dir, episode)
+    directory.write_episode(episode)
+    out_dir = directory.path
     rec: Recorder | None = None
     events: PageEvents | None = None
     guard = HostGuard(allowed) if allowed is not None else None
     try:
-        async with pool.context(agent.needs_cdp) as (context, cdp_url, browser):
+        async with ctx.pool.context(agent.needs_cdp) as (context, cdp_url, browser):
             episode.versions.chromium = browser.version if browser is not None else None
-            session = await frozen.attach(context) if frozen is not None else None
+            session = await ctx.frozen.attach(context) if ctx.frozen is not None else None
             if guard is not None:
                 await guard.attach(context)
-            rec = await Recorder.attach(context, out_dir, options=options, adapters=adapters)
-            events = PageEvents.attach(context, rec, out_dir)
+            rec = await Recorder.attach(context, out_dir, options=ctx.options, adapters=ctx.adapters)
+            events = PageEvents.attach(context, rec, directory)
             if guard is not None:
                 guard.redact = rec.redactor.url
             page = context.pages[0] if context.pages else await context.new_page()
-            async with rec.action({"type": "goto", "target": None, "value": episode.start_url}):
-                await page.goto(episode.start_url, timeout=30_000)
+            if episode.start_url:
+                async with rec.action(Action(type="goto", value=episode.start_url)):
+                    await page.goto(episode.start_url, timeout=30_000)
             env = EpisodeEnv(
                 task=spec.task, variant=spec.variant, prompt=episode.prompt or "", start_url=episode.start_url or "",
-                sites_url=sites_url, context=context, page=page, recorder=rec, out_dir=out_dir, budget=budget,
-                cdp_url=cdp_url, console=sys.stdout,
+                sites_url=ctx.sites_url, context=context, page=page, recorder=rec, out_dir=out_dir, budget=ctx.budget,
+                cdp_url=cdp_url, console=ctx.console or sys.stdout,
             )
-            status, error = await _drive(agent, env, rec, budget, browser)
+            status, error = await _drive(agent, env, rec, ctx.budget, browser, directory)
             await events.finish()
             await _close_bounded(rec, context)
             episode.finish(status, rec.redactor.url(error) if error else None, rec.steps)
             episode.recording = rec.time
-            if session is not None:
-                episode.frozen = ", ".join(frozen.sites)
+            episode.missing_bodies = rec.missing_bodies
+            if session is not None and ctx.frozen is not None:
+                episode.frozen = ", ".join(ctx.frozen.sites)
                 episode.replay_misses = session.miss_count
     except InfraError as exc:
         await _close(rec)
@@ -161,10 +170,10 @@ async def _attempt(
     logger.info("{}: {} ({} steps){}", spec.label, episode.status, episode.steps, f": {episode.error}" if episode.error else "")
 
 
-async def _drive(agent: Agent, env: EpisodeEnv, rec: Recorder, budget: Budget, browser) -> tuple[str, str | None]:
-    """Run the agent under its budgets; map the outcome to an episode status."""
-    from rig.grading.parse import ParseFailure
-
+async def _drive(agent: Agent, env: EpisodeEnv, rec: Recorder, budget: Budget, browser: Browser | None,
+                 directory: EpisodeDir) -> tuple[Status, str | None]:
+    """Run the agent under its budgets; map the outcome to an episode status. A task-less episode (`rig record`)
+    needs no answer."""
     try:
         answer = await supervise(agent.run(env), budget, lambda: rec.steps)
     except BudgetExceeded as exc:
@@ -180,8 +189,8 @@ async def _drive(agent: Agent, env: EpisodeEnv, rec: Recorder, budget: Budget, b
     if browser is not None and not browser.is_connected():
         raise BrowserCrashed("the browser died during the episode")
     if answer is None:
-        return "agent_error", "the agent gave no answer"
-    write_answer(env.out_dir, _redacted_answer(answer, rec))
+        return ("ok", None) if env.task is None else ("agent_error", "the agent gave no answer")
+    directory.write_answer(_redacted_answer(answer, rec))
     return "ok", None
 
 

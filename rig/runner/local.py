@@ -12,31 +12,35 @@ from playwright.async_api import async_playwright
 from rich.progress import Progress
 
 from recorders import RecorderOptions
+from replay import FrozenSite
 from rig.agents.base import Agent, Budget
-from rig.episode import EPISODE_FILE, Episode, read_episode
-from rig.record import bundled_adapters
+from rig.episode_dir import EpisodeDir, RunsDir
+from rig.errors import InputError
+from rig.formats.episode import Episode
+from rig.formats.task import Task
 from rig.runner.browsers import BrowserPool
-from rig.runner.episode import run_episode
+from rig.runner.episode import EpisodeContext, run_episode
 from rig.runner.hosts import ALLOW_LIST_CONTEXT_OPTIONS
 from rig.runner.spec import EpisodeSpec
-from rig.tasks.models import Task
+from rig.sites import bundled_adapters
 
 #: Statuses of an episode that finished; `incomplete` and `infra_error` episodes are run again by --resume.
 COMPLETE = ("ok", "timeout", "agent_error", "parse_failure")
 
 
-def plan(tasks: list[Task], variants: list[str], agent: str, trials: int, runs_dir: Path, resume: bool) -> list[EpisodeSpec]:
+def plan(tasks: list[Task], variants: list[str], agent: str, trials: int, runs: RunsDir | Path,
+         resume: bool) -> list[EpisodeSpec]:
     """The episodes to run. With `resume`, trials 0..N-1 minus those already complete; without it,
     N new trials numbered after any that exist (running again into a runs directory adds episodes)."""
+    runs = runs if isinstance(runs, RunsDir) else RunsDir(runs)
     specs: list[EpisodeSpec] = []
     for task in tasks:
         for variant in variants:
-            probe = EpisodeSpec(task, variant, agent, 0)
             if resume:
-                specs += [s for t in range(trials) if not _complete((s := EpisodeSpec(task, variant, agent, t)).directory(runs_dir))]
+                specs += [s for t in range(trials)
+                          if not _complete((s := EpisodeSpec(task, variant, agent, t)).directory(runs))]
             else:
-                parent = probe.directory(runs_dir).parent
-                first = len(list(parent.glob("trial-*"))) if parent.exists() else 0
+                first = max(runs.trials(task.id, variant, agent), default=-1) + 1
                 specs += [EpisodeSpec(task, variant, agent, first + t) for t in range(trials)]
     return specs
 
@@ -50,12 +54,12 @@ def context_options(frozen: bool, allow_hosts: list[str] | None) -> dict[str, An
     return dict(ALLOW_LIST_CONTEXT_OPTIONS) if allow_hosts is not None else None
 
 
-def _complete(directory: Path) -> bool:
-    if not (directory / EPISODE_FILE).exists():
+def _complete(directory: EpisodeDir) -> bool:
+    if not directory.exists():
         return False
     try:
-        return read_episode(directory).status in COMPLETE
-    except Exception:  # an unreadable episode.json is not a complete episode
+        return directory.read_episode().status in COMPLETE
+    except InputError:  # an unreadable episode.json is not a complete episode
         return False
 
 
@@ -80,16 +84,16 @@ async def run_local(
     options: RecorderOptions | None = None,
     progress: Progress | None = None,
     headless: bool = True,
-    frozen: Any = None,
+    frozen: FrozenSite | None = None,
     allow_hosts: list[str] | None = None,
 ) -> list[Episode]:
-    """Run episodes, at most `concurrency` at once, each in its own browser context.
+    """Run episodes, at most `concurrency` at once, each in its own browser context of one shared browser.
 
     With `allow_hosts` (live runs), each context reaches only the sites server and those hosts (rig.runner.hosts).
     """
     stats = RunStats()
     sem = asyncio.Semaphore(max(1, concurrency))
-    adapters = bundled_adapters()
+    runs = RunsDir(runs_dir)
     bar = progress.add_task("episodes", total=len(specs)) if progress else None
 
     def show() -> None:
@@ -99,14 +103,15 @@ async def run_local(
 
     async with async_playwright() as pw:
         pool = BrowserPool(pw, headless=headless, context_options=context_options(frozen is not None, allow_hosts))
+        ctx = EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(),
+                             options=options, frozen=frozen, allow_hosts=allow_hosts)
 
         async def one(spec: EpisodeSpec) -> Episode:
             async with sem:
                 stats.running += 1
                 show()
                 try:
-                    ep = await run_episode(spec, agent, pool, runs_dir, sites_url=sites_url, budget=budget,
-                                           adapters=adapters, options=options, frozen=frozen, allow_hosts=allow_hosts)
+                    ep = await run_episode(spec, agent, spec.directory(runs), ctx)
                 finally:
                     stats.running -= 1
                 stats.done += 1

@@ -18,7 +18,6 @@ import asyncio
 import hashlib
 import re
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loguru import logger
@@ -27,7 +26,8 @@ from playwright.async_api import Error as PlaywrightError
 
 if TYPE_CHECKING:
     from recorders import Recorder
-    from rig.episode import Episode
+    from rig.episode_dir import EpisodeDir
+    from rig.formats.episode import Episode
 
 #: How many dialogs, tabs and downloads `episode.json` lists (the counts cover them all).
 KEEP = 20
@@ -40,7 +40,6 @@ FINISH_S = 5.0
 #: A page that opened this many dialogs, the last one less than `STORM_S` ago, is in a dialog storm.
 STORM_DIALOGS = 50
 STORM_S = 1.0
-DOWNLOADS_DIR = "downloads"
 _MESSAGE_CHARS = 500
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -48,8 +47,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 class PageEvents:
     """Answers and records a context's dialogs, new tabs and downloads (attach right after the recorder)."""
 
-    def __init__(self, rec: Recorder, out_dir: Path) -> None:
-        self.rec, self.out_dir = rec, out_dir
+    def __init__(self, rec: Recorder, directory: EpisodeDir) -> None:
+        self.rec, self.out_dir, self.downloads_dir = rec, directory.path, directory.downloads_dir
         self.dialogs: list[dict[str, Any]] = []
         self.tabs: list[dict[str, Any]] = []
         self.downloads: list[dict[str, Any]] = []
@@ -59,9 +58,9 @@ class PageEvents:
         self._tasks: set[asyncio.Task[None]] = set()
 
     @classmethod
-    def attach(cls, context: BrowserContext, rec: Recorder, out_dir: Path) -> PageEvents:
+    def attach(cls, context: BrowserContext, rec: Recorder, directory: EpisodeDir) -> PageEvents:
         """Start answering and recording `context`'s page events (its open pages and every page it opens later)."""
-        watch = cls(rec, out_dir)
+        watch = cls(rec, directory)
         for page in context.pages:
             watch._add_page(page)
         context.on("page", watch._add_page)
@@ -141,7 +140,7 @@ class PageEvents:
 
     async def _save(self, download: Download, entry: dict[str, Any], n: int) -> None:
         name = _UNSAFE.sub("_", download.suggested_filename).strip("._")[:100] or "download"
-        path = self.out_dir / DOWNLOADS_DIR / f"{n}-{name}"
+        path = self.downloads_dir / f"{n}-{name}"
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             await asyncio.wait_for(download.save_as(path), DOWNLOAD_TIMEOUT_S)

@@ -15,8 +15,9 @@ from typing import Any
 from rich.progress import Progress
 
 from rig.agents.base import Budget
-from rig.episode import Episode
 from rig.errors import InputError
+from rig.formats.episode import Episode
+from rig.runner.config import RunConfig
 from rig.runner.spec import EpisodeSpec
 
 
@@ -33,40 +34,30 @@ class EpisodeWorker:
         self.sites = None if sites_url else SitesServer().start()
         self.sites_url = sites_url or self.sites.url
         self.pw: Any = None
-        self.pool: Any = None
+        self.ctx: Any = None
 
     async def run(self, spec: EpisodeSpec) -> dict[str, Any]:
         """Run one episode; return its episode.json content."""
         from playwright.async_api import async_playwright
 
-        from rig.record import bundled_adapters
+        from rig.episode_dir import RunsDir
         from rig.runner.browsers import BrowserPool
-        from rig.runner.episode import run_episode
+        from rig.runner.episode import EpisodeContext, run_episode
         from rig.runner.local import context_options
+        from rig.sites import bundled_adapters
 
-        if self.pool is None:
+        if self.ctx is None:
             self.pw = await async_playwright().start()
-            self.pool = BrowserPool(self.pw, headless=self.headless, context_options=context_options(False, self.allow_hosts))
-        ep = await run_episode(spec, self.agent, self.pool, self.runs_dir, sites_url=self.sites_url,
-                               budget=self.budget, adapters=bundled_adapters(), allow_hosts=self.allow_hosts)
+            pool = BrowserPool(self.pw, headless=self.headless, context_options=context_options(False, self.allow_hosts))
+            self.ctx = EpisodeContext(pool=pool, sites_url=self.sites_url, budget=self.budget,
+                                      adapters=bundled_adapters(), allow_hosts=self.allow_hosts)
+        ep = await run_episode(spec, self.agent, spec.directory(RunsDir(self.runs_dir)), self.ctx)
         return ep.model_dump(mode="json")
 
 
-def run_ray(
-    specs: list[EpisodeSpec],
-    agent: str,
-    runs_dir: Path,
-    *,
-    model: str | None,
-    answer_file: Path | None,
-    sites_url: str | None,
-    budget: Budget,
-    concurrency: int,
-    headless: bool = True,
-    progress: Progress | None = None,
-    allow_hosts: list[str] | None = None,
-) -> list[Episode]:
-    """Run episodes as Ray tasks on `concurrency` worker actors; return them in `specs` order."""
+def run_ray(specs: list[EpisodeSpec], config: RunConfig, *, progress: Progress | None = None,
+            allow_hosts: list[str] | None = None) -> list[Episode]:
+    """Run episodes as Ray tasks on `config.concurrency` worker actors; return them in `specs` order."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
         import ray
@@ -76,11 +67,13 @@ def run_ray(
     started = not ray.is_initialized()
     if started:
         ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False, log_to_driver=False,
-                 num_cpus=None if os.environ.get("RAY_ADDRESS") else max(2, concurrency))
+                 num_cpus=None if os.environ.get("RAY_ADDRESS") else max(2, config.concurrency))
     try:
         worker = ray.remote(num_cpus=1, max_concurrency=1)(EpisodeWorker)
-        actors = [worker.remote(agent, model, str(answer_file) if answer_file else None, str(runs_dir.resolve()),
-                                sites_url, budget, headless, allow_hosts) for _ in range(max(1, min(concurrency, len(specs))))]
+        answer_file = str(config.answer_file) if config.answer_file else None
+        actors = [worker.remote(config.agent, config.model, answer_file, str(config.runs_dir.resolve()), config.sites_url,
+                                config.budget, config.headless, allow_hosts)
+                  for _ in range(max(1, min(config.concurrency, len(specs))))]
         bar = progress.add_task("episodes (ray)", total=len(specs)) if progress else None
         results: list[Episode] = []
         for data in ActorPool(actors).map(lambda a, s: a.run.remote(s), specs):

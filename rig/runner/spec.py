@@ -1,45 +1,35 @@
-"""What one episode is: (task, variant, agent, trial), and where its directory lives."""
+"""What one episode is: (task, variant, agent, trial), or a task-less recording (`rig record`)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rig.errors import InputError
-from rig.tasks.models import Task
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def slug(text: str) -> str:
-    """A file-name-safe form of an agent name (`scripted:runs/x.yaml` -> `scripted_x`)."""
-    kind, _, arg = text.partition(":")
-    if arg and kind == "scripted":
-        arg = Path(arg).stem
-    out = _UNSAFE.sub("_", f"{kind}_{arg}" if arg else kind).strip("._")
-    if not out:
-        raise InputError(text, None, "cannot make a directory name of this agent name")
-    return out
+from rig.episode_dir import EpisodeDir, RunsDir
+from rig.formats.task import Task
 
 
 @dataclass(frozen=True)
 class EpisodeSpec:
-    """One unit of work for an executor."""
+    """One unit of work for an executor. A task-less spec (`rig record`) starts at `start_url`, if any."""
 
-    task: Task
-    variant: str
+    task: Task | None
+    variant: str | None
     agent: str
-    trial: int
+    trial: int = 0
+    start_url: str | None = None
 
-    def directory(self, runs_dir: Path) -> Path:
-        """`RUNS_DIR/<task>/<variant>/<agent>/trial-<n>`, always inside RUNS_DIR."""
-        path = runs_dir / self.task.id / self.variant / slug(self.agent) / f"trial-{self.trial}"
-        if runs_dir.resolve() not in path.resolve().parents:
-            raise InputError(str(path), None, "an episode directory must stay inside the runs directory")
-        return path
+    def directory(self, runs: RunsDir | Path) -> EpisodeDir:
+        """`RUNS_DIR/<task>/<variant>/<agent>/trial-<n>`, always inside the runs directory."""
+        assert self.task is not None and self.variant is not None, "a task-less episode is given its directory"
+        runs = runs if isinstance(runs, RunsDir) else RunsDir(runs)
+        return runs.episode(self.task.id, self.variant, self.agent, self.trial)
+
+    def start(self, sites_url: str) -> str | None:
+        """Where the episode starts: the task's start page on the sites server, else `start_url`."""
+        return sites_url.rstrip("/") + self.task.start_path if self.task is not None else self.start_url
 
     @property
     def label(self) -> str:
         """A short human-readable name."""
-        return f"{self.task.id}/{self.variant}/{self.agent}#{self.trial}"
+        return f"{self.task.id}/{self.variant}/{self.agent}#{self.trial}" if self.task else f"{self.agent}#{self.trial}"

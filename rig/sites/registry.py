@@ -14,6 +14,8 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
+from recorders.adapter import SiteAdapter, load_adapter
+
 #: Module names under rig.sites; each exposes `SITE: Site`.
 SITE_MODULES = ("flights", "stats", "eco")
 
@@ -35,6 +37,12 @@ class Site:
 def bundled_sites() -> list[Site]:
     """Every bundled site, in a stable order."""
     return [importlib.import_module(f"rig.sites.{m}").SITE for m in SITE_MODULES]
+
+
+def bundled_adapters() -> list[SiteAdapter]:
+    """The adapters of every bundled site, read from their files (without loading the sites or their data)."""
+    root = Path(__file__).parent
+    return [load_adapter(root / m / "adapter.yaml") for m in SITE_MODULES]
 
 
 def create_app(sites: list[Site] | None = None) -> Starlette:

@@ -1,6 +1,12 @@
-"""Task and gold-state models, loading and validation."""
+"""Task files: loading, validation, finding an episode's task (the format itself is `rig.formats.task`)."""
 
-from rig.tasks.loader import bundled_task_paths, bundled_tasks, load_task, resolve_task
-from rig.tasks.models import GoldState, StateConstraint, Task
+from rig.tasks.loader import (
+    bundled_task_paths,
+    bundled_tasks,
+    load_task,
+    resolve_task,
+    task_of,
+    task_sha256,
+)
 
-__all__ = ["GoldState", "StateConstraint", "Task", "bundled_task_paths", "bundled_tasks", "load_task", "resolve_task"]
+__all__ = ["bundled_task_paths", "bundled_tasks", "load_task", "resolve_task", "task_of", "task_sha256"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -9,7 +10,8 @@ import yaml
 from pydantic import ValidationError
 
 from rig.errors import InputError, TaskError
-from rig.tasks.models import Task
+from rig.formats.episode import Episode
+from rig.formats.task import Task
 
 _FIELD_MSG = re.compile(r"^([\w.\[\]]+): (.*)$", re.S)
 #: A site name is one plain path segment (it names a directory of snapshots and the site's URL prefix).
@@ -41,7 +43,7 @@ def load_task(path: str | Path) -> Task:
         field = ".".join(str(x) for x in err["loc"]) or None
         msg = err["msg"].removeprefix("Value error, ")
         m = _FIELD_MSG.match(msg)
-        if m:  # a check names its field first (see rig.tasks.models)
+        if m:  # a check names its field first (see rig.formats.task)
             sub, msg = m.group(1), m.group(2)
             field = f"{field or ''}{sub}" if sub.startswith("[") else ".".join(filter(None, [field, sub]))
         raise TaskError(str(p), field, msg) from None
@@ -72,3 +74,23 @@ def resolve_task(ref: str) -> Task:
         if path.stem == ref:
             return load_task(path)
     raise InputError(ref, None, "no bundled task with this id (see `rig tasks list`)")
+
+
+def task_of(episode: Episode, episode_dir: Path) -> tuple[Task, Path] | None:
+    """An episode's task and its file: `task_path` in episode.json if present (relative paths resolve against
+    the working directory, then the episode directory), else the bundled task by id."""
+    if episode.task_path:
+        p = Path(episode.task_path)
+        p = p if p.is_absolute() or p.exists() else Path(episode_dir) / p
+        return load_task(p), p
+    if episode.task_id is None:
+        return None
+    for p in bundled_task_paths():
+        if p.stem == episode.task_id:
+            return load_task(p), p
+    return None
+
+
+def task_sha256(path: Path) -> str:
+    """Hex SHA-256 of a task file's bytes (which version of the task an episode was graded against)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -18,7 +18,14 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from rig.sites.eco.data import DATASETS, SOURCES, WEATHER_TYPES, fetch
-from rig.sites.eco.query import AGGS, LIMITS, QueryError, parse_query, run_query, scope_params
+from rig.sites.eco.query import (
+    AGGS,
+    LIMITS,
+    QueryError,
+    parse_query,
+    run_query,
+    scope_params,
+)
 
 _HERE = Path(__file__).parent
 _TEMPLATES = Jinja2Templates(

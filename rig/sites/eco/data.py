@@ -66,7 +66,9 @@ _LOCK = threading.Lock()
 
 @lru_cache(maxsize=1)
 def _connection() -> sqlite3.Connection:
-    from vega_datasets import local_data  # imported lazily: nothing happens at import time
+    from vega_datasets import (
+        local_data,  # imported lazily: nothing happens at import time
+    )
 
     db = sqlite3.connect(":memory:", check_same_thread=False)
     db.executescript(

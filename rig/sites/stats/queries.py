@@ -6,7 +6,15 @@ import math
 from dataclasses import dataclass
 from typing import Literal, Mapping
 
-from rig.sites.stats.data import INDICATORS, WORLD, YEARS, continent_of, continents, countries, query
+from rig.sites.stats.data import (
+    INDICATORS,
+    WORLD,
+    YEARS,
+    continent_of,
+    continents,
+    countries,
+    query,
+)
 
 View = Literal["table", "summary", "aggregate"]
 VIEWS: tuple[View, ...] = ("table", "summary", "aggregate")

@@ -7,12 +7,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
-from rig.actions import parse_actions
 from rig.errors import ScriptError
-from rig.grading.canonical import DEFAULT_RULES
-from rig.grading.records import URL, KeyHierarchy
+from rig.formats.actions import parse_actions
+from rig.formats.canonical import DEFAULT_RULES
+from rig.formats.records import URL, KeyHierarchy
 
 DimensionTag = Literal["scope", "criterion", "view"]
 Op = Literal["eq", "ne", "in", "contains", "gte", "lte", "prefix"]

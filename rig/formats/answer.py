@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rig.grading.records import SubmittedRecord
+from rig.formats.records import SubmittedRecord
 
 
 class Citation(BaseModel):
@@ -22,6 +24,7 @@ class Answer(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    format: Literal["sgr-rig/answer/1"] = "sgr-rig/answer/1"
     columns: list[str] = Field(default_factory=list)
     rows: list[list[str]] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)

@@ -1,5 +1,4 @@
-"""Reading answer tables from text (CONTRACTS.md "Answer-table text"), and trajectory lines with errors that name
-the file and line (`read_steps`).
+"""Reading answer tables from text (CONTRACTS.md "Answer-table text") into an `Answer`.
 
 Formats, tried in this order: JSON (an `answer.json` object, or a bare list of row objects), a
 pipe-delimited table with a header row (Markdown tables included), TSV, then CSV. In the text
@@ -13,15 +12,12 @@ from __future__ import annotations
 import csv
 import json
 import re
-from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
-from recorders.models import Step
-from recorders.trajectory import read_trajectory
-from rig.answer import Answer, Citation
-from rig.errors import InputError, RigError
+from rig.errors import RigError
+from rig.formats.answer import Answer, Citation
 
 _JSON_START = re.compile(r'^(\{|\[\s*([\[{"\]\d-]|$))')
 _PIPE = re.compile(r"(?<!\\)\|")
@@ -32,6 +28,14 @@ _URL = re.compile(r"https?://[^\s<>\"'\[\]|]+")
 _SOURCES = re.compile(r"^\s*(#{1,6}\s*)?[*_]*\s*(sources?|references?)\s*:?\s*[*_]*\s*:?\s*$", re.IGNORECASE)
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|\[\w+\]:?)\s+(.*)$")
 _SENTENCE_END = (".", "!", "?", ":")
+
+
+class ParseFailureRecord(BaseModel):
+    """`answer_parse_failure.json`: a handed-in answer text held no answer table, and why."""
+
+    format: Literal["sgr-rig/parse-failure/1"] = "sgr-rig/parse-failure/1"
+    source: str = Field(description="where the text came from (a file name, or `pasted answer`)")
+    reason: str
 
 
 class ParseFailure(RigError):
@@ -211,31 +215,3 @@ def _sources(lines: list[str]) -> list[Citation]:
         found += [Citation(url=url, excerpt=label or _without_urls(text)) for label, url in links]
         found += [Citation(url=url, excerpt=_without_urls(text)) for url in bare]
     return found
-
-
-def read_steps(path: str | Path) -> list[Step]:
-    """Every complete step of a trajectory.jsonl (a torn last line is skipped, as the recorder's reader does);
-    a line that is not UTF-8, not JSON or not a step raises InputError naming the file, line and reason."""
-    try:
-        return read_trajectory(path)
-    except UnicodeDecodeError as e:
-        line = Path(path).read_bytes().count(b"\n", 0, e.start) + 1
-        raise InputError(str(path), f"line {line}, byte {e.start}", "not UTF-8 text") from None
-    except ValidationError:
-        pass
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
-    for n, line in enumerate(lines[:-1], start=1):  # the last piece has no newline: torn, and skipped
-        if not line.strip():
-            continue
-        try:
-            json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(str(path), f"line {n}, column {e.colno}", f"not JSON: {e.msg}") from None
-        try:
-            Step.model_validate_json(line)
-        except ValidationError as e:
-            err = e.errors()[0]
-            where = ".".join(str(x) for x in err["loc"])
-            raise InputError(str(path), f"line {n}" + (f", field {where}" if where else ""),
-                             f"not a trajectory step: {err['msg']}") from None
-    raise InputError(str(path), None, "not a trajectory file")  # unreachable: read_trajectory found a bad line

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 from datetime import datetime, timezone
-from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from recorders.models import RecordingTime
 from rig import __version__
 
-EPISODE_FILE = "episode.json"
 Status = Literal["incomplete", "ok", "timeout", "agent_error", "infra_error", "parse_failure"]
 
 
@@ -51,6 +46,8 @@ class Episode(BaseModel):
     error: str | None = None
     steps: int | None = None
     recording: RecordingTime | None = Field(default=None, description="how long the recorder held the agent up")
+    missing_bodies: int | None = Field(default=None, description="responses archived without their body (the WARC "
+                                       "record says why); that evidence is missing, never an empty page")
     attempts: int = 1
     injected_fault: str | None = Field(default=None, description="ground truth of a perturbed:KIND agent")
     frozen: str | None = Field(default=None, description="the site snapshots a frozen run was answered from")
@@ -70,27 +67,3 @@ class Episode(BaseModel):
         self.ended_at = datetime.now(timezone.utc)
         self.seconds = round((self.ended_at - self.started_at).total_seconds(), 3)
         self.status, self.error, self.steps = status, error, steps
-
-
-def playwright_version() -> str | None:
-    """The installed Playwright package version."""
-    try:
-        return version("playwright")
-    except PackageNotFoundError:  # pragma: no cover
-        return None
-
-
-def write_episode(directory: Path, episode: Episode) -> Path:
-    """Write episode.json atomically (a reader never sees half a file)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / EPISODE_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(episode.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-def read_episode(directory: Path) -> Episode:
-    """Read an episode directory's episode.json."""
-    path = Path(directory) / EPISODE_FILE
-    return Episode.model_validate(json.loads(path.read_text(encoding="utf-8")))

@@ -1,0 +1,368 @@
+"""The episode directory and the runs directory: every path and file name, typed atomic reads and writes.
+
+    RUNS_DIR/summary.json, summary.md, run.log
+    RUNS_DIR/<task>/<variant>/<agent>/trial-<n>/     an episode directory:
+        episode.json        who ran what, how it ended (rig.formats.episode; written by the runner)
+        trajectory.jsonl    one retrieval state a line (written by the recorder)
+        evidence.warc.gz    every exchange and each step's page text (written by the recorder)
+        screens/            one JPEG a step (written by the recorder)
+        answer.json         the agent's answer (rig.formats.answer; written by the runner or `rig submit`)
+        submitted_answer.txt, answer_parse_failure.json   what `rig submit` was given, and why it held no table
+        prompt.md, operator_answer.md   the prompt shown to an outside driver, and an operator's pasted answer
+        downloads/          files the pages downloaded
+        grade.json          the grader's verdict (rig.formats.grade; written by `rig grade`)
+        audit.json          an auditor's label (rig.formats.audit; written by `rig view`)
+        attempts/<n>/       the files of an attempt that failed for infrastructure reasons, kept as they were
+
+No other module spells these names: each file has one writer, and every reader goes through here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from recorders.errors import TrajectoryError
+from recorders.files import SCREENS_DIR, TRAJECTORY_FILE, WARC_FILE
+from recorders.models import Step
+from recorders.trajectory import read_trajectory
+from replay.errors import ReplayError
+from replay.index import ArchiveIndex, load_index
+from rig.errors import InputError
+from rig.formats.answer import Answer
+from rig.formats.answer_text import ParseFailure, ParseFailureRecord, parse_table
+from rig.formats.audit import Audit
+from rig.formats.episode import Episode
+from rig.formats.grade import Grade
+from rig.formats.summary import Summary
+
+EPISODE_FILE = "episode.json"
+ANSWER_FILE = "answer.json"
+GRADE_FILE = "grade.json"
+AUDIT_FILE = "audit.json"
+SUBMITTED_FILE = "submitted_answer.txt"
+PARSE_FAILURE_FILE = "answer_parse_failure.json"
+PROMPT_FILE = "prompt.md"
+OPERATOR_ANSWER_FILE = "operator_answer.md"
+ATTEMPTS_DIR = "attempts"
+DOWNLOADS_DIR = "downloads"
+SUMMARY_FILE = "summary.json"
+SUMMARY_MD = "summary.md"
+RUN_LOG = "run.log"
+REFERENCE_AGENT = "reference"
+
+_M = TypeVar("_M", bound=BaseModel)
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write a text file so that a reader never sees half of it (a temporary file renamed into place)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _write_model(path: Path, model: BaseModel) -> Path:
+    return write_atomic(path, model.model_dump_json(indent=2) + "\n")
+
+
+def _read_model(path: Path, model: type[_M], what: str) -> _M:
+    """A JSON file read into its model; InputError naming the file, the field and the reason."""
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except OSError as e:
+        raise InputError(str(path), None, f"cannot read {what}: {e.strerror}") from None
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"]) or None
+        raise InputError(str(path), where, f"not a valid {what}: {err['msg']}") from None
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of an agent name (`scripted:runs/x.yaml` -> `scripted_x`)."""
+    kind, _, arg = text.partition(":")
+    if arg and kind == "scripted":
+        arg = Path(arg).stem
+    out = _UNSAFE.sub("_", f"{kind}_{arg}" if arg else kind).strip("._")
+    if not out:
+        raise InputError(text, None, "cannot make a directory name of this agent name")
+    return out
+
+
+class EpisodeDir:
+    """One episode's directory: where each file lives, and reading and writing them."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"EpisodeDir({str(self.path)!r})"
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __truediv__(self, name: str) -> Path:
+        return self.path / name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, EpisodeDir) and self.path.resolve() == other.path.resolve()
+
+    def __hash__(self) -> int:
+        return hash(self.path.resolve())
+
+    # paths
+    @property
+    def episode_file(self) -> Path:
+        """`episode.json`."""
+        return self.path / EPISODE_FILE
+
+    @property
+    def answer_file(self) -> Path:
+        """`answer.json`."""
+        return self.path / ANSWER_FILE
+
+    @property
+    def grade_file(self) -> Path:
+        """`grade.json`."""
+        return self.path / GRADE_FILE
+
+    @property
+    def audit_file(self) -> Path:
+        """`audit.json`."""
+        return self.path / AUDIT_FILE
+
+    @property
+    def trajectory_file(self) -> Path:
+        """`trajectory.jsonl` (the recorder's)."""
+        return self.path / TRAJECTORY_FILE
+
+    @property
+    def warc_file(self) -> Path:
+        """`evidence.warc.gz` (the recorder's)."""
+        return self.path / WARC_FILE
+
+    @property
+    def screens_dir(self) -> Path:
+        """`screens/` (the recorder's)."""
+        return self.path / SCREENS_DIR
+
+    @property
+    def downloads_dir(self) -> Path:
+        """`downloads/`: files the pages downloaded."""
+        return self.path / DOWNLOADS_DIR
+
+    @property
+    def prompt_file(self) -> Path:
+        """`prompt.md`: the prompt shown to an outside driver or operator."""
+        return self.path / PROMPT_FILE
+
+    @property
+    def operator_answer_file(self) -> Path:
+        """`operator_answer.md`: a product's answer as the operator pasted or gave it."""
+        return self.path / OPERATOR_ANSWER_FILE
+
+    @property
+    def submitted_file(self) -> Path:
+        """`submitted_answer.txt`: the text `rig submit` was given."""
+        return self.path / SUBMITTED_FILE
+
+    @property
+    def parse_failure_file(self) -> Path:
+        """`answer_parse_failure.json`: why a handed-in text held no answer table."""
+        return self.path / PARSE_FAILURE_FILE
+
+    def exists(self) -> bool:
+        """Whether the directory holds an episode (its `episode.json`)."""
+        return self.episode_file.is_file()
+
+    # episode.json
+    def read_episode(self) -> Episode:
+        """`episode.json`; InputError when it is missing or invalid."""
+        return _read_model(self.episode_file, Episode, EPISODE_FILE)
+
+    def write_episode(self, episode: Episode) -> Path:
+        """Write `episode.json` atomically."""
+        return _write_model(self.episode_file, episode)
+
+    # answer.json and the hand-in files
+    def has_answer(self) -> bool:
+        """Whether an answer (or an unparseable hand-in) is there."""
+        return self.answer_file.exists() or self.parse_failure_file.exists()
+
+    def read_answer(self) -> Answer:
+        """`answer.json` as an Answer; ParseFailure when it holds none."""
+        return read_answer_file(self.answer_file)
+
+    def write_answer(self, answer: Answer) -> Path:
+        """Write `answer.json` atomically."""
+        return write_atomic(self.answer_file, json.dumps(answer.model_dump(exclude_none=True), indent=2,
+                                                         ensure_ascii=False) + "\n")
+
+    def write_submitted(self, text: str) -> Path:
+        """Keep the text `rig submit` was given."""
+        return write_atomic(self.submitted_file, text)
+
+    def write_parse_failure(self, failure: ParseFailure) -> Path:
+        """Record that the handed-in text held no answer table."""
+        return _write_model(self.parse_failure_file, ParseFailureRecord(source=failure.source, reason=failure.reason))
+
+    def read_parse_failure(self) -> ParseFailure | None:
+        """The recorded parse failure of a hand-in, if any."""
+        if not self.parse_failure_file.exists():
+            return None
+        rec = _read_model(self.parse_failure_file, ParseFailureRecord, PARSE_FAILURE_FILE)
+        return ParseFailure(rec.source, rec.reason)
+
+    # grade.json, audit.json
+    def read_grade(self) -> Grade:
+        """`grade.json`; InputError when it is missing or invalid."""
+        return _read_model(self.grade_file, Grade, GRADE_FILE)
+
+    def write_grade(self, grade: Grade) -> Path:
+        """Write `grade.json` atomically."""
+        return _write_model(self.grade_file, grade)
+
+    def read_audit(self) -> Audit | None:
+        """The episode's audit, or None when it has not been audited; InputError when `audit.json` is invalid."""
+        return _read_model(self.audit_file, Audit, "audit file") if self.audit_file.exists() else None
+
+    def write_audit(self, audit: Audit) -> Path:
+        """Write `audit.json` atomically."""
+        return _write_model(self.audit_file, audit)
+
+    # the recorder's files
+    def steps(self) -> list[Step]:
+        """Every complete trajectory step (none when there is no trajectory); InputError naming a bad line."""
+        if not self.trajectory_file.exists():
+            return []
+        try:
+            return read_trajectory(self.trajectory_file)
+        except TrajectoryError as e:
+            raise InputError(e.path, e.where, e.reason) from None
+
+    def archive(self, *, strict: bool = True) -> ArchiveIndex:
+        """The evidence archive read once, page texts and bodies included (empty when there is none).
+
+        InputError when it is not a WARC, and (`strict`) when a record in its middle is not one: evidence past
+        that point is lost, so nothing should be judged on the rest. A torn last record (a killed recording)
+        is left out; such problems are in `.errors`.
+        """
+        warc = self.warc_file
+        if not warc.exists():
+            return ArchiveIndex.empty()
+        try:
+            index = load_index(warc, texts=True)
+        except ReplayError as e:
+            raise InputError(str(warc), "byte 0", str(e).removeprefix(f"{warc}: ")) from None
+        if strict and index.stopped is not None:
+            at, why = index.stopped
+            raise InputError(str(warc), f"byte {at}", f"not a WARC record ({why}); check it with `warcio check {warc}`")
+        return index
+
+    # attempts and references
+    def attempts(self) -> list[EpisodeDir]:
+        """Earlier attempts kept under `attempts/<n>/`, in order."""
+        root = self.path / ATTEMPTS_DIR
+        found = [p for p in root.iterdir() if p.is_dir() and p.name.isdigit()] if root.is_dir() else []
+        return [EpisodeDir(p) for p in sorted(found, key=lambda p: int(p.name))]
+
+    def keep_failed_attempt(self, n: int) -> EpisodeDir:
+        """Move the files of a failed attempt under `attempts/<n>/`, so that nothing recorded is lost."""
+        keep = self.path / ATTEMPTS_DIR / str(n)
+        keep.mkdir(parents=True, exist_ok=True)
+        for child in list(self.path.iterdir()):
+            if child.name != ATTEMPTS_DIR:
+                os.replace(child, keep / child.name)
+        return EpisodeDir(keep)
+
+    def reference(self, variant: str | None) -> EpisodeDir | None:
+        """The reference agent's finished episode for the same task and `variant`, next to this one
+        (`<variant>/reference/trial-<n>`, lowest trial first; never this episode itself)."""
+        variant_dir = self.path.resolve().parent.parent
+        if variant is None or variant_dir.name != variant:
+            return None
+        trials = [p for p in (variant_dir / REFERENCE_AGENT).glob("trial-*") if p.name[6:].isdigit()]
+        for trial in sorted(trials, key=lambda p: int(p.name[6:])):
+            ref = EpisodeDir(trial)
+            if ref == self or not ref.exists():
+                continue
+            try:
+                ep = ref.read_episode()
+            except InputError:
+                continue
+            if ep.agent == REFERENCE_AGENT and ep.status == "ok":
+                return ref
+        return None
+
+
+def read_answer_file(path: Path) -> Answer:
+    """An answer file (answer.json, or any answer-table text `rig score` reads); ParseFailure if it holds none."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(str(path), None, f"cannot read the answer: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ParseFailure(str(path), f"not UTF-8 text (byte {e.start})") from None
+    return parse_table(text, str(path))
+
+
+class RunsDir:
+    """A runs directory: episode directories under `<task>/<variant>/<agent>/trial-<n>`, and the run's summary."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @property
+    def summary_file(self) -> Path:
+        """`summary.json`."""
+        return self.path / SUMMARY_FILE
+
+    @property
+    def summary_md(self) -> Path:
+        """`summary.md`."""
+        return self.path / SUMMARY_MD
+
+    @property
+    def log_file(self) -> Path:
+        """`run.log`."""
+        return self.path / RUN_LOG
+
+    def episode(self, task_id: str, variant: str, agent: str, trial: int) -> EpisodeDir:
+        """The directory of one episode, always inside the runs directory."""
+        path = self.path / task_id / variant / slug(agent) / f"trial-{trial}"
+        if self.path.resolve() not in path.resolve().parents:
+            raise InputError(str(path), None, "an episode directory must stay inside the runs directory")
+        return EpisodeDir(path)
+
+    def trials(self, task_id: str, variant: str, agent: str) -> list[int]:
+        """The trial numbers that have a directory for (task, variant, agent)."""
+        parent = self.episode(task_id, variant, agent, 0).path.parent
+        return sorted(int(p.name[6:]) for p in parent.glob("trial-*") if p.name[6:].isdigit()) if parent.is_dir() else []
+
+    def episodes(self) -> list[EpisodeDir]:
+        """Every episode directory below, sorted (failed attempts kept under `attempts/` are not episodes)."""
+        return [EpisodeDir(p.parent) for p in sorted(self.path.rglob(EPISODE_FILE))
+                if ATTEMPTS_DIR not in p.relative_to(self.path).parts[:-1]]
+
+    def read_summary(self) -> Summary:
+        """`summary.json`; InputError when it is missing or invalid."""
+        return _read_model(self.summary_file, Summary, SUMMARY_FILE)
+
+    def write_summary(self, summary: Summary, markdown: str) -> None:
+        """Write `summary.json` and `summary.md` atomically."""
+        _write_model(self.summary_file, summary)
+        write_atomic(self.summary_md, markdown)
+

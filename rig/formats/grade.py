@@ -1,0 +1,236 @@
+"""`grade.json`: everything the grader concluded about one episode, with the verdict models it is made of
+(table scores, gold-state reach, row provenance, drift, divergence, record checks, citation checks)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from rig import __version__
+from rig.formats.episode import Status
+from rig.formats.records import RecordVerdict, RollupScores
+from rig.formats.task import FailureKind
+
+GRADER_VERSION = "1.0.0"
+#: Statuses that are never scored (not even as zero): the rig failed, or the episode never finished.
+UNSCORED: tuple[str, ...] = ("infra_error", "incomplete")
+
+
+Verdict = Literal["correct", "wrong", "missing"]
+
+
+Reason = Literal["not_in_gold", "duplicate_key", "missing_key"]
+
+
+class CellVerdict(BaseModel):
+    """One gold field slot: `missing` when the aligned prediction has no such cell or no aligned row exists."""
+
+    column: str
+    gold: str
+    pred: str | None
+    verdict: Verdict
+
+
+class RowVerdict(BaseModel):
+    """One gold row and the predicted row aligned to it (if any)."""
+
+    gold_index: int
+    key: list[str]
+    pred_index: int | None
+    cells: list[CellVerdict]
+
+
+class ExtraRow(BaseModel):
+    """A predicted row aligned to no gold row."""
+
+    pred_index: int
+    key: list[str | None]
+    reason: Reason
+
+
+class TableScore(BaseModel):
+    """Item-F1, Row-F1 and P.O.A. with the counts behind them and per-cell verdicts for reports."""
+
+    item_f1: float
+    row_f1: float
+    poa: float
+    c_item: int
+    n_gold: int
+    n_pred: int
+    c_row: int
+    rows_gold: int
+    rows_pred: int
+    shared_keys: int
+    missing_columns: list[str]
+    gold_rows: list[RowVerdict]
+    extra_rows: list[ExtraRow]
+
+
+class Violation(BaseModel):
+    """A constraint of a gold state that does not hold at some step."""
+
+    state: str
+    key: str
+    op: str
+    expected: Any
+    actual: Any = None
+    tag: Literal["scope", "criterion", "view"]
+    dependent: bool = Field(default=False, description="the constraint carries the task's dependency (declared, else inferred)")
+    read_earlier: bool = Field(default=False, description="the wrong value shows with the gold one among an earlier "
+                                                          "gold state's candidates: the dependency took the wrong row")
+
+    def describe(self) -> str:
+        """`dim.origin=LGA violates gold state `jfk_march` (scope)`."""
+        shown = "(unset)" if self.actual in (None, "", []) else _show(self.actual)
+        kind = self.tag + (", dependent" if self.dependent else "") + (", a wrong earlier reading" if self.read_earlier else "")
+        return f"{self.key}={shown} violates gold state `{self.state}` ({kind}; expected {self.op} {_show(self.expected)})"
+
+
+class StateReach(BaseModel):
+    """Whether and where one gold state was reached (WebCanvas-style key-state completion)."""
+
+    name: str
+    reached: bool
+    step: int | None = Field(default=None, description="first step where every constraint held")
+    steps_held: int = Field(default=0, description="number of steps at which the state held")
+    closest_step: int | None = Field(default=None, description="if never reached: the step satisfying most constraints")
+    unmet: list[Violation] = Field(default_factory=list, description="constraints unmet at closest_step")
+
+
+class RowProvenance(BaseModel):
+    """Where one answer row's values were visible, and whether that state satisfies an answer state."""
+
+    row: int
+    key: list[str]
+    steps: list[int] = Field(default_factory=list, description="steps whose page text contains the row's values")
+    match: Literal["line", "page"] | None = Field(default=None,
+                                                  description="all values on one line, or only somewhere on the page")
+    step: int | None = Field(default=None, description="the step taken as the reading: first anchored step, else the closest")
+    state_anchored: bool = False
+    gold_state: str | None = None
+    violations: list[Violation] = Field(default_factory=list)
+
+
+class DriftEvent(BaseModel):
+    """A gold state reached, then left on a scope or criterion dimension before its evidence was read."""
+
+    state: str
+    reached_step: int
+    step: int = Field(description="the step at which the state was left")
+    dimensions: list[str]
+    changes: dict[str, list[Any]] = Field(description="key -> [gold-state value, new value]")
+    recovered: bool = Field(description="the state was reached again and read later")
+
+
+class Divergence(BaseModel):
+    """The first retrieval state (dim.* keys, consecutive repeats collapsed) that differs from the reference run."""
+
+    step: int | None = Field(description="episode step where the differing state appears (null: the episode ended first)")
+    reference_step: int | None
+    keys: list[str]
+    episode_state: dict[str, Any] | None
+    reference_state: dict[str, Any] | None
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, list) else str(value)
+
+
+class ExcerptCheck(BaseModel):
+    """One excerpt of a record: how it was found in the captured page text."""
+
+    excerpt: str
+    faithful: bool
+    match: str | None = Field(description="exact or normalised (faithful); casefold or fuzzy (a near miss); null: absent")
+    ratio: float | None = Field(default=None, description="rapidfuzz partial ratio of a fuzzy near miss")
+    step: int | None = Field(default=None, description="a step whose captured text holds the excerpt (null: a response body)")
+
+
+class RecordCheck(BaseModel):
+    """The verdict on one submitted record, with what each check found."""
+
+    index: int
+    item: dict[str, str]
+    url: str
+    answer: str
+    subtask: str | None = None
+    well_formed: bool = Field(default=True, description="false: unknown subtask or a missing item axis; left out of the rollup")
+    captured: bool
+    steps: list[int] = Field(default_factory=list, description="steps that displayed the record's URL")
+    excerpts: list[ExcerptCheck] = Field(default_factory=list)
+    facts: dict[str, bool] = Field(default_factory=dict, description="required fact -> shown in a faithful excerpt or the page")
+    gold_match: bool | None = Field(default=None, description="matches a gold record (null: the task lists none)")
+    verdict: RecordVerdict
+    soft: float = Field(description="leaf score: faithful share of the excerpts when retrieval holds")
+    hard: float = Field(description="1 when captured, every excerpt faithful and the facts supported")
+    reason: str
+
+
+class CitationCheck(BaseModel):
+    """The verdict on one citation (the `rig verify --json` item, with extra detail)."""
+
+    index: int
+    url: str
+    verified: bool
+    step: int | None = Field(description="the first step at which the excerpt was visible (in an anchored state if any)")
+    state: dict[str, Any] | None = Field(description="the trajectory state at that step")
+    reason: str
+    row: int | None = None
+    match: Literal["exact", "normalised", "casefold"] | None = None
+    steps: list[int] = Field(default_factory=list, description="every step whose text for this URL holds the excerpt")
+    gold_state: str | None = Field(default=None, description="the gold state satisfied at `step` (task episodes)")
+    state_anchored: bool | None = Field(default=None, description="whether `step` satisfies an answer state (whole-answer "
+                                                                  "citations: any gold state); null without a task")
+    supports_row: bool | None = Field(default=None, description="whether the excerpt holds every value of the cited row")
+
+
+class EvidenceCheck(BaseModel):
+    """One evidence requirement of the task: whether a page rendered under its gold state was shown on a matching URL."""
+
+    state: str
+    description: str
+    url_contains: str | None = None
+    met: bool
+    step: int | None = None
+
+
+class Grade(BaseModel):
+    """`grade.json`: everything the grader concluded about one episode."""
+
+    format: Literal["sgr-rig/grade/1"] = "sgr-rig/grade/1"
+    grader_version: str = GRADER_VERSION
+    rig_version: str = __version__
+    episode: str = Field(description="the episode directory as given to the grader")
+    task_id: str | None = None
+    task_sha256: str | None = Field(default=None, description="SHA-256 of the task file the episode was graded against")
+    family: str | None = None
+    site: str | None = None
+    variant: str | None = None
+    agent: str
+    model: str | None = None
+    trial: int = 0
+    injected_fault: str | None = Field(default=None, description="copied from episode.json (perturbed agents)")
+    status: Status
+    scored: bool = Field(description="false for infra_error/incomplete episodes and episodes without a task: "
+                                     "never scored as zero, excluded from means")
+    error: str | None = None
+    passed: bool | None = Field(default=None, description="Row-F1 = 1 and P.O.A. = 1 (or a single gold row) for an "
+                                                        "answer table, and hard record F1 = 1 for records")
+    scores: TableScore | None = Field(default=None, description="answer-table scores (null: a records-only task)")
+    records: list[RecordCheck] = Field(default_factory=list, description="per-record verdicts (tasks with `records`)")
+    record_scores: RollupScores | None = Field(default=None, description="soft and hard record P/R/F1 (tasks with `records`)")
+    gold_states: list[StateReach] = Field(default_factory=list)
+    answer_states: list[str] = Field(default_factory=list)
+    evidence: list[EvidenceCheck] = Field(default_factory=list)
+    rows: list[RowProvenance] = Field(default_factory=list, description="provenance of each answer row")
+    state_anchored_rows: float | None = Field(default=None, description="share of answer rows visible in an answer state")
+    drift: list[DriftEvent] = Field(default_factory=list)
+    reference_episode: str | None = Field(default=None, description="the reference run compared against (null: none found)")
+    first_divergence: Divergence | None = Field(default=None, description="null with a reference_episode: no divergence")
+    citations: list[CitationCheck] = Field(default_factory=list)
+    missing_text_steps: list[int] = Field(default_factory=list, description="steps with no text record in the WARC")
+    label: FailureKind | None = None
+    rationale: str | None = None
+    label_step: int | None = None

@@ -1,0 +1,48 @@
+"""`RunConfig`: everything one `rig run` is asked to do (the CLI, the demo and tests build one)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from rig.agents.base import Budget
+from rig.errors import InputError
+
+VARIANTS = ("constraint", "goal")
+
+
+@dataclass
+class RunConfig:
+    """What `rig run` is asked to do: which episodes, with which agent, where, and under which rules."""
+
+    tasks: list[str]
+    agent: str
+    runs_dir: Path
+    variants: list[str] | None = None
+    trials: int = 1
+    concurrency: int = 1
+    resume: bool = False
+    model: str | None = None
+    answer_file: Path | None = None
+    budget: Budget = field(default_factory=Budget)
+    #: Use sites already running there instead of serving the bundled ones.
+    sites_url: str | None = None
+    executor: Literal["local", "ray"] = "local"
+    #: Answer every request from these site snapshots (no network).
+    frozen: Path | None = None
+    headless: bool = True
+    #: A live run reaches only the sites server and these hosts (HOST or HOST:PORT).
+    allow_hosts: list[str] | None = None
+
+    def check(self) -> None:
+        """InputError naming the option that is wrong."""
+        if self.executor not in ("local", "ray"):
+            raise InputError("--executor", None, f"{self.executor!r} is not an executor; use local or ray")
+        for v in self.variants or []:
+            if v not in VARIANTS:
+                raise InputError("--variant", None, f"{v!r} is not one of {', '.join(VARIANTS)}")
+        if self.trials < 1 or self.concurrency < 1:
+            raise InputError("--trials/--concurrency", None, "must be at least 1")
+        if self.frozen is not None and self.executor != "local":
+            raise InputError("--frozen", None, "frozen runs use the local executor")

@@ -1,0 +1,50 @@
+"""`rig record`: one action script in a recorded browser, no task needed; one use of the runner's episode."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.async_api import Browser, async_playwright
+from pydantic import BaseModel
+
+from recorders import RecorderOptions, SiteAdapter
+from rig.agents.base import Budget
+from rig.agents.scripts import ScriptedAgent
+from rig.episode_dir import EpisodeDir
+from rig.errors import InputError
+from rig.formats.actions import load_script
+from rig.formats.episode import Episode
+from rig.runner.browsers import BrowserPool
+from rig.runner.episode import EpisodeContext, run_episode
+from rig.runner.spec import EpisodeSpec
+from rig.sites import bundled_adapters
+
+#: A recording is limited only by the script; these budgets stop a page that hangs it.
+RECORD_BUDGET = Budget(max_steps=100_000, timeout_s=3600.0, stall_s=600.0)
+
+
+async def record_actions(browser: Browser, actions: list[BaseModel], out_dir: Path, *, base_url: str,
+                         start_url: str | None = None, agent: str = "scripted", options: RecorderOptions | None = None,
+                         adapters: list[SiteAdapter] | None = None) -> Episode:
+    """Run actions in a new recorded context of `browser` (relative URLs against `base_url`; `start_url`, if
+    given, is opened first) and write the episode directory. Dialogs, new tabs and downloads are answered and
+    listed in episode.json as in `rig run`."""
+    ctx = EpisodeContext(pool=BrowserPool.around(browser), sites_url=base_url, budget=RECORD_BUDGET,
+                         adapters=bundled_adapters() if adapters is None else adapters, options=options, attempts=1)
+    spec = EpisodeSpec(task=None, variant=None, agent=agent, start_url=start_url)
+    return await run_episode(spec, ScriptedAgent.of(actions, agent), EpisodeDir(out_dir), ctx)
+
+
+async def record_script(script: Path, out_dir: Path, start_url: str | None = None, headless: bool = True) -> Episode:
+    """`rig record`: run one action script in a recorded browser, no task needed."""
+    actions = load_script(script)
+    first = actions[0] if actions else None
+    if start_url is None and not (first is not None and getattr(first, "goto", "").startswith(("http://", "https://"))):
+        raise InputError(str(script), "[0]", "without --start-url the script must begin with an absolute `goto`")
+    async with async_playwright() as pw:
+        pool = BrowserPool(pw, headless=headless)
+        try:
+            return await record_actions(await pool.get(), actions, out_dir, base_url=start_url or first.goto,
+                                        start_url=start_url, agent=f"scripted:{script}")
+        finally:
+            await pool.close()
