@@ -33,9 +33,9 @@ from loguru import logger
 from playwright.async_api import BrowserContext, async_playwright
 
 from recorders import Recorder, RecorderOptions, RecordingTime
-from rig.actions import parse_actions
 from rig.agents.scripted import ScriptRunner
 from rig.browser import launch
+from rig.formats.actions import parse_actions
 
 ROOT = Path(__file__).resolve().parents[1]
 _SERVER_PID: dict[str, int] = {}  # the site server's process, to tell its CPU time apart
@@ -134,11 +134,12 @@ def _server(site: str) -> Iterator[str]:
             server.terminate()
             server.wait(10)
         return
-    spec = importlib.util.spec_from_file_location("bench_pages_serve", ROOT / "tests" / "pages" / "serve.py")
+    spec = importlib.util.spec_from_file_location("bench_test_server", ROOT / "tests" / "server.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up
     spec.loader.exec_module(mod)
-    with mod.PageServer() as srv:
+    with mod.pages_site() as srv:  # tests/pages and their endpoints, as the tests serve them
         yield srv.url
 
 

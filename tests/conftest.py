@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
+import contextlib
 import os
 import tempfile
-from pathlib import Path
-from types import ModuleType
+from collections.abc import Iterator
 
 import pytest
 from playwright.async_api import async_playwright
+from server import PAGES, TestServer, hostile_site, load_module, pages_site
 
 from rig.browser import launch
 from rig.sites import SitesServer
@@ -21,21 +21,34 @@ for _var in ("ANONYMIZED_TELEMETRY", "BROWSER_USE_CLOUD_SYNC", "BROWSER_USE_VERS
     os.environ[_var] = "false"
 os.environ["BROWSER_USE_DISABLE_EXTENSIONS"] = "1"
 
-#: Test pages (tests/pages) and their servers.
-PAGES = Path(__file__).parent / "pages"
+#: The hostile test site (tests/pages/hostile/routes.py): its pages and the bodies it sends.
+HOSTILE = load_module(PAGES / "hostile" / "routes.py", "hostile_pages")
+
+#: The test servers running for the session: each is reset after every test.
+_SERVERS: list[TestServer] = []
 
 
-def load_module(path: Path, name: str) -> ModuleType:
-    """Import a helper module of the tests (not a package) from its path."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+@pytest.fixture(autouse=True)
+def _reset_test_servers():
+    """After each test: fail it if a route handler raised, then reset every test server (tests/server.py)."""
+    yield
+    errors = [e for srv in _SERVERS for e in srv.errors]
+    for srv in _SERVERS:
+        srv.errors.clear()
+        srv.reset()
+    assert not errors, "a test server's route handler raised:\n" + "\n".join(errors)
 
 
-#: The hostile test site (tests/pages/hostile/server.py): its server and the bodies it sends.
-HOSTILE = load_module(PAGES / "hostile" / "server.py", "hostile_pages")
+@contextlib.contextmanager
+def serving(srv: TestServer) -> Iterator[TestServer]:
+    """Run `srv` for a fixture's lifetime (`with serving(TestServer(...)) as srv: yield srv`), reset after each
+    test; a route handler that raised fails the test."""
+    with srv:
+        _SERVERS.append(srv)
+        try:
+            yield srv
+        finally:
+            _SERVERS.remove(srv)
 
 
 @pytest.fixture(scope="session")
@@ -45,17 +58,23 @@ def sites_url():
         yield srv.url
 
 
-@pytest.fixture(scope="module")
-def pages_url():
-    """tests/pages served on 127.0.0.1 for one test module."""
-    with load_module(PAGES / "serve.py", "test_pages_serve").PageServer() as srv:
-        yield srv.url
+@pytest.fixture(scope="session")
+def pages_server():
+    """tests/pages and the endpoints its pages call (`server.pages_site`) on 127.0.0.1, reset after each test."""
+    with serving(pages_site()) as srv:
+        yield srv
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
+def pages_url(pages_server):
+    """Base URL of `pages_server`."""
+    return pages_server.url
+
+
+@pytest.fixture(scope="session")
 def hostile():
-    """The hostile test site on 127.0.0.1 for one test module."""
-    with HOSTILE.HostileServer() as srv:
+    """The hostile test site (`server.hostile_site`) on 127.0.0.1, reset after each test."""
+    with serving(hostile_site()) as srv:
         yield srv
 
 

@@ -4,24 +4,23 @@ outside CDP process with `rig submit`, and the operator's answer file with its c
 from __future__ import annotations
 
 import asyncio
-import functools
 import html
-import http.server
 import json
 import re
 import sys
-import threading
 import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import serving
+from server import TestServer
 from warcio.archiveiterator import ArchiveIterator
 
 from recorders import CAPTURE_HEADER
 from rig.agents.base import Budget
 from rig.agents.reference import gold_mismatch
-from rig.answer import Answer
-from rig.episode import read_episode
+from rig.episode_dir import EpisodeDir
+from rig.formats.answer import Answer
 from rig.runner.local import run_local
 from rig.runner.spec import EpisodeSpec
 from rig.tasks import resolve_task
@@ -29,10 +28,18 @@ from rig.tasks import resolve_task
 DATA = Path(__file__).parent / "data" / "operator"
 BUDGET = Budget(max_steps=40, timeout_s=90, stall_s=60)
 
-#: Waits for the eco results table, then returns the given columns of its rows as a Markdown table.
-ECO_TABLE_JS = """(async () => {
+#: Waits (at most 10 s) until the eco results table `t` says it is ready.
+ECO_READY_JS = """
   const t = document.querySelector('table#results');
-  for (let i = 0; i < 100 && t.dataset.state !== 'ready'; i++) await new Promise(r => setTimeout(r, 100));
+  await new Promise(resolve => {
+    if (t.dataset.state === 'ready') return resolve();
+    const watch = new MutationObserver(() => { if (t.dataset.state === 'ready') { watch.disconnect(); resolve(); } });
+    watch.observe(t, {attributes: true, attributeFilter: ['data-state']});
+    setTimeout(resolve, 10000);
+  });"""
+
+#: Waits for the eco results table, then returns the given columns of its rows as a Markdown table.
+ECO_TABLE_JS = "(async () => {" + ECO_READY_JS + """
   const heads = [...t.querySelectorAll('thead th')].map(th => th.textContent.trim());
   const want = %s;
   const rows = [...t.querySelectorAll('tbody tr')].map(tr => [...tr.cells].map(td => td.textContent.trim()));
@@ -42,9 +49,7 @@ ECO_TABLE_JS = """(async () => {
 })()"""
 
 #: Waits for the eco results table and returns the text of its first cell.
-ECO_FIRST_CELL_JS = """(async () => {
-  const t = document.querySelector('table#results');
-  for (let i = 0; i < 100 && t.dataset.state !== 'ready'; i++) await new Promise(r => setTimeout(r, 100));
+ECO_FIRST_CELL_JS = "(async () => {" + ECO_READY_JS + """
   return t.querySelector('tbody td').textContent.trim();
 })()"""
 
@@ -64,8 +69,9 @@ def _has_state(steps: list[dict], **dims: object) -> bool:
 
 async def test_browser_use_solves_a_bundled_task_through_the_runner(tmp_path, sites_url):
     pytest.importorskip("browser_use")
+    from scripted_llm import ScriptedLLM
+
     from rig.agents.browser_use_agent import BrowserUseAgent
-    from rig.llm.scripted import ScriptedLLM
 
     task = resolve_task("eco-04")
     pick = lambda id_: {"index": {"match": f"id={id_}"}}  # noqa: E731
@@ -99,7 +105,7 @@ async def test_browser_use_solves_a_bundled_task_through_the_runner(tmp_path, si
 
     d = EpisodeSpec(task, "constraint", agent.name, 0).directory(tmp_path)
     assert ep.status == "ok", ep.error
-    assert read_episode(d).model == "scripted"
+    assert EpisodeDir(d).read_episode().model == "scripted"
     answer = Answer.model_validate_json((d / "answer.json").read_text())
     assert gold_mismatch(task, answer) is None
     history = json.loads((d / "browser_use.json").read_text())
@@ -119,8 +125,7 @@ async def test_scripted_llm_fills_in_the_last_result_browser_use_reported():
     pytest.importorskip("browser_use")
     from browser_use import Tools
     from browser_use.agent.views import AgentOutput
-
-    from rig.llm.scripted import ScriptedLLM, ScriptError, last_result
+    from scripted_llm import ScriptedLLM, ScriptError, last_result
 
     def msgs(text: str) -> list:
         return [type("Msg", (), {"role": "user", "text": text})()]
@@ -164,7 +169,7 @@ CDP_DRIVER = """
 import asyncio, sys
 from pathlib import Path
 from playwright.async_api import async_playwright
-from rig.actions import parse_actions, verb_of
+from rig.formats.actions import parse_actions, verb_of
 from rig.agents.scripted import ScriptRunner
 from rig.tasks import resolve_task
 
@@ -219,7 +224,7 @@ async def test_cdp_agent_records_an_outside_process_until_rig_submit(tmp_path, s
         first = await _announced(proc.stdout)
         assert first["CDP endpoint"].startswith("http://127.0.0.1:")
         episode = Path(first["Episode"])
-        assert episode == EpisodeSpec(task, "constraint", "cdp", 0).directory(runs)
+        assert episode == EpisodeSpec(task, "constraint", "cdp", 0).directory(runs).path
         assert (episode / "prompt.md").read_text().startswith(task.prompts.constraint)
         answer_md = tmp_path / "answer.md"
         start_url = sites_url + task.start_path
@@ -242,7 +247,7 @@ async def test_cdp_agent_records_an_outside_process_until_rig_submit(tmp_path, s
             await proc.wait()
     assert proc.returncode == 0, (tmp_path / "run.err").read_text()[-3000:]
 
-    ep = read_episode(episode)
+    ep = EpisodeDir(episode).read_episode()
     assert (ep.status, ep.agent) == ("ok", "cdp"), ep.error
     assert gold_mismatch(task, Answer.model_validate_json((episode / "answer.json").read_text())) is None
     steps = _lines(episode / "trajectory.jsonl")
@@ -250,7 +255,7 @@ async def test_cdp_agent_records_an_outside_process_until_rig_submit(tmp_path, s
     assert _has_state(steps, dataset="sf-temps", agg=["monthly"], sort="temp_mean", sort_dir="desc")
     assert _has_state(steps, dataset="seattle-temps", time_window="2010-09..2010-09", min_temp="70", sort="temp_max")
 
-    failed = read_episode(Path(second["Episode"]))
+    failed = EpisodeDir(Path(second["Episode"])).read_episode()
     assert failed.status == "parse_failure" and "no table found" in failed.error
     assert not (Path(second["Episode"]) / "answer.json").exists()
     assert (Path(second["Episode"]) / "submitted_answer.txt").read_text() == garbage.read_text()
@@ -261,20 +266,11 @@ async def test_cdp_agent_records_an_outside_process_until_rig_submit(tmp_path, s
 # --- the operator: a product's final answer, its cited pages archived --------------------------------
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def product_url():
     """The stand-in product (tests/data/operator/) served on 127.0.0.1 for this module."""
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(DATA)))
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/product.html"
-    srv.shutdown()
-    srv.server_close()
+    with serving(TestServer(static=DATA)) as srv:
+        yield f"{srv.url}/product.html"
 
 
 def _warc(path: Path) -> tuple[dict[str, int], dict[str, list[str]]]:
@@ -292,6 +288,7 @@ def _warc(path: Path) -> tuple[dict[str, int], dict[str, list[str]]]:
 
 
 async def test_operator_answer_file_is_parsed_and_its_cited_pages_archived(tmp_path, sites_url, product_url):
+    from rig.runner.config import RunConfig
     from rig.runner.run import run
 
     task = resolve_task("flights-05")
@@ -300,8 +297,8 @@ async def test_operator_answer_file_is_parsed_and_its_cited_pages_archived(tmp_p
     answer_file = tmp_path / "answer.md"
     answer_file.write_text(copied.replace("{sites}", sites_url))
 
-    [ep] = await asyncio.to_thread(run, [task.id], "operator", tmp_path / "runs", variants=["constraint"],
-                                   answer_file=answer_file, sites_url=sites_url, budget=BUDGET)
+    [ep] = await asyncio.to_thread(run, RunConfig([task.id], "operator", tmp_path / "runs", variants=["constraint"],
+                                                  answer_file=answer_file, sites_url=sites_url, budget=BUDGET))
 
     d = EpisodeSpec(task, "constraint", "operator", 0).directory(tmp_path / "runs")
     assert ep.status == "ok", ep.error
@@ -322,12 +319,13 @@ async def test_operator_answer_file_is_parsed_and_its_cited_pages_archived(tmp_p
 
 
 async def test_operator_answer_without_a_table_is_a_parse_failure(tmp_path, sites_url):
+    from rig.runner.config import RunConfig
     from rig.runner.run import run
 
-    [ep] = await asyncio.to_thread(run, ["flights-05"], "operator", tmp_path, variants=["goal"],
-                                   answer_file=DATA / "unparseable.md", sites_url=sites_url, budget=BUDGET)
+    [ep] = await asyncio.to_thread(run, RunConfig(["flights-05"], "operator", tmp_path, variants=["goal"],
+                                                  answer_file=DATA / "unparseable.md", sites_url=sites_url, budget=BUDGET))
     assert ep.status == "parse_failure" and "no table found" in ep.error
     d = EpisodeSpec(resolve_task("flights-05"), "goal", "operator", 0).directory(tmp_path)
-    assert read_episode(d).status == "parse_failure"
+    assert EpisodeDir(d).read_episode().status == "parse_failure"
     assert (d / "operator_answer.md").read_text() == (DATA / "unparseable.md").read_text()
     assert not (d / "answer.json").exists()

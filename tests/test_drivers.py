@@ -7,17 +7,17 @@ Python process tries to reach any other address (Chromium itself runs with `--ho
 from __future__ import annotations
 
 import asyncio
-import http.server
 import io
 import json
 import os
 import socket
 import sys
-import threading
 import urllib.request
 from pathlib import Path
 
 import pytest
+from scripted_llm import ScriptedLLM, ScriptError, find_index
+from waiting import wait_until
 
 from rig.agents.cdp import announce, submit_answer, wait_for_answer
 from rig.browser import launch_for_cdp
@@ -72,36 +72,13 @@ asyncio.run(main())
 """
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        if self.path.startswith("/rows.csv"):
-            body, kind = b"carrier,flights\nUA,3\n", "text/csv"
-        elif self.path.startswith("/form"):
-            body, kind = FORM, "text/html; charset=utf-8"
-        else:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        if kind == "text/csv":
-            self.send_header("Content-Disposition", "attachment; filename=rows.csv")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def form_url():
-    """URL of the test form, served on 127.0.0.1 for this module."""
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/form"
-    srv.shutdown()
-    srv.server_close()
+@pytest.fixture
+def form_url(pages_server):
+    """URL of the test form: /form and its /rows.csv, routes of the test pages' server for one test."""
+    pages_server.set_route("/form", lambda ex: ex.send(200, FORM))
+    pages_server.set_route("/rows.csv", lambda ex: ex.send(200, b"carrier,flights\nUA,3\n", "text/csv",
+                                                           {"Content-Disposition": "attachment; filename=rows.csv"}))
+    return f"{pages_server.url}/form"
 
 
 def _is_loopback(host: object) -> bool:
@@ -155,13 +132,6 @@ async def _python(*args: str, timeout_s: float = 30) -> str:
     return out.decode()
 
 
-async def _eventually(check, timeout_s: float = 5.0) -> None:
-    """Wait for an event the rig's Playwright connection may still be delivering."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not check() and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.05)
-
-
 async def test_launch_for_cdp_on_a_chosen_port(playwright, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -190,7 +160,7 @@ async def test_outside_process_drives_the_rig_page(rig, form_url, no_internet):
         "url": f"{form_url}?carrier=UA&q=rig",
     }
     # The rig's own Playwright objects saw all of it: navigations, DOM, form values, clicks.
-    await _eventually(lambda: rig["clicks"])
+    await wait_until(lambda: rig["clicks"], message="the rig's binding saw no click")  # may still be on its way
     assert context.pages == [page]
     assert page.url == f"{form_url}?carrier=UA&q=rig"
     assert navigations == [form_url, f"{form_url}?carrier=UA&q=rig"]
@@ -204,7 +174,8 @@ async def test_tabs_opened_from_outside_join_the_rig_context(rig, form_url, no_i
     out = json.loads(await _python("-c", NEW_TAB_CLIENT, rig["cdp_url"], form_url))
 
     context = rig["context"]
-    await _eventually(lambda: rig["clicks"] and rig["opened"])
+    await wait_until(lambda: rig["clicks"] and rig["opened"],
+                     message=lambda: f"clicks {rig['clicks']}, opened {rig['opened']}")
     assert out["url"] == form_url and out["init"] >= 1  # the rig's init script ran in the outside client's tab
     assert len(context.pages) == 2 and rig["opened"] == [context.pages[1]]
     assert context.pages[1].url == form_url
@@ -217,12 +188,10 @@ async def test_cdp_agent_answer_hand_in(tmp_path):
     assert out.getvalue().splitlines() == ["CDP endpoint: http://127.0.0.1:9", f"Episode: {tmp_path}"]
     assert await wait_for_answer(tmp_path, timeout_s=0.2, poll_s=0.05) is None
 
-    async def later() -> None:
-        await asyncio.sleep(0.1)
-        submit_answer(tmp_path, {"columns": ["Carrier"], "rows": [["UA"]]})
-
     waiter = asyncio.create_task(wait_for_answer(tmp_path, timeout_s=5, poll_s=0.05))
-    await later()
+    await asyncio.sleep(0)  # one turn of the loop: the waiter looks, finds no answer and waits for its next look
+    assert not waiter.done()
+    submit_answer(tmp_path, {"columns": ["Carrier"], "rows": [["UA"]]})
     answer = await waiter
     assert answer is not None and answer.rows == [["UA"]]
     assert [p.name for p in tmp_path.iterdir()] == ["answer.json"]
@@ -238,7 +207,6 @@ async def test_cdp_agent_answer_hand_in(tmp_path):
 async def test_browser_use_with_scripted_llm_drives_the_rig_page(rig, form_url, no_internet):
     pytest.importorskip("browser_use")
     from rig.agents.browser_use_agent import run_browser_use
-    from rig.llm.scripted import ScriptedLLM
 
     llm = ScriptedLLM(
         [
@@ -286,8 +254,6 @@ async def test_scripted_llm_answers_in_browser_use_formats():
     pytest.importorskip("browser_use")
     from browser_use import Tools
     from browser_use.agent.views import AgentOutput
-
-    from rig.llm.scripted import ScriptedLLM, ScriptError, find_index
 
     state = (
         "<browser_state>\nInteractive elements:\n"

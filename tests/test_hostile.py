@@ -17,14 +17,16 @@ from pathlib import Path
 import pytest
 from conftest import HOSTILE as SITE
 from test_faults import assert_intact, lines
+from waiting import wait_until
 from warcio.archiveiterator import ArchiveIterator
 
 from recorders import RecorderOptions
-from rig.actions import parse_actions
 from rig.agents.base import Budget, EpisodeEnv
 from rig.agents.scripted import ScriptRunner
-from rig.answer import Answer
-from rig.episode import Episode, read_episode
+from rig.episode_dir import EpisodeDir
+from rig.formats.actions import parse_actions
+from rig.formats.answer import Answer
+from rig.formats.episode import Episode
 from rig.runner.local import run_local
 from rig.runner.pageevents import KEEP, STORM_DIALOGS
 from rig.runner.spec import EpisodeSpec
@@ -67,7 +69,7 @@ class Run:
         return lines(self.dir(name) / "trajectory.jsonl")
 
     def saved(self, name: str) -> Episode:
-        return read_episode(self.dir(name))
+        return EpisodeDir(self.dir(name)).read_episode()
 
     def answer(self, name: str) -> dict[str, str]:
         return dict(json.loads((self.dir(name) / "answer.json").read_text())["rows"])
@@ -253,7 +255,8 @@ async def test_a_response_that_never_ends(hostile, tmp_path):
         "goto": (CALM + [{"goto": "/never-ends"}], 3),  # waits for a load event that never comes, up to 3 s
         "forever": (click + [{"wait_for": "#never-there"}], 0),  # the agent itself waits forever
     }
-    budget = Budget(max_steps=30, timeout_s=40, stall_s=5)
+    # the goto's step is written after its 3 s timeout and the recorder's 2 s settle: the stall budget must exceed both
+    budget = Budget(max_steps=30, timeout_s=40, stall_s=8)
     run = await _run(hostile, tmp_path, scripts, budget, concurrency=3)
     assert run.seconds < 40
 
@@ -266,7 +269,7 @@ async def test_a_response_that_never_ends(hostile, tmp_path):
     assert_intact(run.dir("goto"), at_least=3)
 
     ep = run.episodes["forever"]
-    assert ep.status == "timeout" and "stalled: no new step for 5 s" in ep.error
+    assert ep.status == "timeout" and "stalled: no new step for 8 s" in ep.error
     steps = assert_intact(run.dir("forever"), at_least=4)
     assert steps[3]["action"]["type"] == "click" and steps[3]["url"] == f"{hostile.url}/never-ends"
     for name in scripts:  # the unfinished body is archived as such
@@ -319,12 +322,14 @@ async def test_a_download_does_not_leave_the_page_looking_unloaded(hostile, cont
     await page.goto(f"{hostile.url}/download")
     async with page.expect_download():
         await page.click("#file")  # `beforeunload` fires: the page announced a navigation that became a download
-    for _ in range(20):  # the recorder tells the page it stayed: no 2 s wait for a navigation that never comes
+
+    async def whole() -> dict | None:
         raw = await observer.collect(page, {})
-        if raw is not None and not raw.get("partial"):
-            break
-        await page.wait_for_timeout(50)
-    assert raw is not None and not raw.get("partial") and raw["url"] == f"{hostile.url}/download"
+        return raw if raw is not None and not raw.get("partial") else None
+
+    # the recorder tells the page it stayed: no 2 s wait for a navigation that never comes
+    raw = await wait_until(whole, timeout=1.5, message="the page still looks unloaded")
+    assert raw["url"] == f"{hostile.url}/download"
     await rec.close()
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
 import itertools
 import subprocess
@@ -14,6 +13,7 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from waiting import wait_until
 
 from recorders import (
     Dimension,
@@ -35,11 +35,7 @@ def _image_distance(a: bytes, b: bytes) -> float:
 
 async def wait_steps(rec: Recorder, n: int, timeout_s: float = 8.0) -> None:
     """Wait until the recorder has written at least n steps."""
-    for _ in range(int(timeout_s / 0.05)):
-        if rec.steps >= n:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"only {rec.steps} steps written, expected {n}")
+    await wait_until(lambda: rec.steps >= n, timeout_s, message=lambda: f"only {rec.steps} steps written, expected {n}")
 
 
 def agent(rec: Recorder) -> Callable[[dict[str, Any], Callable[[], Awaitable[Any]]], Awaitable[Step]]:
@@ -244,8 +240,8 @@ def test_recorders_import_without_rig():
 
 
 async def test_recorder_is_the_script_runners_action_hook(context, page, pages_url, tmp_path):
-    from rig.actions import parse_actions
     from rig.agents.scripted import ScriptRunner
+    from rig.formats.actions import parse_actions
 
     script = [
         {"goto": "/catalog.html"},
@@ -284,11 +280,12 @@ async def test_one_recorder_per_context(context, page, tmp_path):
     assert (tmp_path / "a" / "trajectory.jsonl").read_text() == ""
 
 
-async def test_a_long_poll_does_not_stall_every_step(context, page, pages_url, tmp_path):
+async def test_a_long_poll_does_not_stall_every_step(context, page, pages_server, tmp_path):
     rec = await Recorder.attach(context, tmp_path / "ep", options=RecorderOptions(long_request_ms=300))
     async with rec.action({"type": "goto", "target": "/index.html", "value": None}):
-        await page.goto(f"{pages_url}/index.html")
+        await page.goto(f"{pages_server.url}/index.html")
     await page.evaluate("() => { fetch('/hang'); }")  # never answers within the test
+    await pages_server.wait_for_request("/hang")  # the long poll is in flight
     start = time.monotonic()
     for _ in range(4):
         async with rec.action({"type": "click", "target": "#dark", "value": None}):

@@ -3,13 +3,11 @@ yields its gold table; states the snapshot lacks answer a visible 404 and are co
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 from urllib.parse import urlsplit
 
 import pytest
+from server import TestServer
 
 from replay import FROZEN_ORIGIN, REPLAY_CONTEXT_OPTIONS, open_snapshot
 from rig.agents.reference import gold_mismatch, run_reference
@@ -20,37 +18,19 @@ SNAPSHOTS = Path(__file__).resolve().parents[1] / "site_snapshots"
 TASKS = [load_task(p) for p in bundled_task_paths()]
 
 
-class _Trap(BaseHTTPRequestHandler):
-    hits: ClassVar[list[str]] = []
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        _Trap.hits.append(self.path)
-        self.send_response(500)
-        self.end_headers()
-
-    def do_POST(self) -> None:
-        self.do_GET()
-
-
 @pytest.fixture(scope="module")
 def frozen():
     """The shipped snapshots, and a trap listening where frozen runs put the sites: it must receive nothing."""
     try:
-        trap = ThreadingHTTPServer(("127.0.0.1", urlsplit(FROZEN_ORIGIN).port), _Trap)
+        trap = TestServer(port=urlsplit(FROZEN_ORIGIN).port, fallback=lambda ex: ex.send(500)).start()
     except OSError:
         trap = None  # the port is taken: isolation then rests on the route handler alone (tested in test_replay_route)
-    if trap is not None:
-        threading.Thread(target=trap.serve_forever, daemon=True).start()
     try:
         yield open_snapshot(SNAPSHOTS)
     finally:
         if trap is not None:
-            trap.shutdown()
-            trap.server_close()
-    assert _Trap.hits == []
+            trap.stop()
+    assert trap is None or trap.requests == [], [r.target for r in trap.requests]
 
 
 def test_every_bundled_site_has_a_small_snapshot():
@@ -96,7 +76,7 @@ async def test_states_the_snapshot_lacks_are_a_visible_counted_404(browser, froz
 
 def test_open_frozen_checks_sites_and_data_versions():
     from rig.errors import InputError
-    from rig.replay_cmd import open_frozen
+    from rig.runner.frozen import open_frozen
 
     eco = [t for t in TASKS if t.site == "eco"]
     assert open_frozen(SNAPSHOTS / "eco", eco).sites == ["eco"]

@@ -16,15 +16,16 @@ from io import BytesIO
 from pathlib import Path
 
 import pytest
+from waiting import wait_until
 from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
 from recorders import Recorder, RecorderOptions, read_trajectory
 from replay import load_index
-from rig.actions import parse_actions
-from rig.episode import Episode
-from rig.record import bundled_adapters, record_actions
+from rig.formats.actions import parse_actions
 from rig.replay_cmd import replay_episode
+from rig.runner.record import record_actions
+from rig.sites import bundled_adapters
 
 OPTIONS = RecorderOptions(screenshots="off", fsync=False)
 
@@ -78,7 +79,7 @@ async def episodes(browser, sites_url, tmp_path_factory):
 
     async def one(site: str) -> Path:
         out = root / site
-        ep = await record_actions(browser, parse_actions(SCRIPTS[site], site), out, Episode(agent="test"),
+        ep = await record_actions(browser, parse_actions(SCRIPTS[site], site), out, agent="test",
                                   base_url=sites_url, options=OPTIONS, adapters=adapters)
         assert ep.status == "ok", ep.error
         return out
@@ -110,11 +111,7 @@ async def test_observed_actions_are_replayed(browser, context, sites_url, tmp_pa
     page = await context.new_page()
 
     async def settle(n: int) -> None:
-        for _ in range(200):
-            if rec.steps >= n:
-                return
-            await asyncio.sleep(0.05)
-        raise AssertionError(f"{rec.steps} steps, expected {n}")
+        await wait_until(lambda: rec.steps >= n, message=lambda: f"{rec.steps} steps, expected {n}")
 
     await page.goto(f"{sites_url}/stats/explore")
     await settle(1)

@@ -3,18 +3,17 @@ the frozen clock, blocked service workers, and isolation from whatever listens o
 
 from __future__ import annotations
 
+import itertools
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from server import TestServer
 
 from recorders import RecorderOptions
 from replay import REPLAY_CONTEXT_OPTIONS, attach_replay, load_index
-from rig.actions import parse_actions
-from rig.episode import Episode
-from rig.record import record_actions
+from rig.formats.actions import parse_actions
 from rig.replay_cmd import replay_episode
+from rig.runner.record import record_actions
 from rig.sites.server import free_port
 
 FEED = b"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Feed</title></head><body>
@@ -36,68 +35,32 @@ SECRET = b"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>A
 <body><h1>Account page</h1></body></html>"""
 
 
-class Site(ThreadingHTTPServer):
-    """A stateful test site: POST /api/more answers batch 1, 2, 3... to the same request; counts requests."""
+def stateful_site(port: int) -> TestServer:
+    """A stateful test site: POST /api/more answers batch 1, 2, 3... to the same request."""
+    batch = itertools.count(1)
+    url = f"http://127.0.0.1:{port}"
+    return TestServer(port=port, routes={
+        "/feed.html": lambda ex: ex.send(200, FEED),
+        "/api/stamp": lambda ex: ex.send(200, b"stamp ok", "text/plain"),
+        "/api/old": lambda ex: ex.redirect(f"{url}/api/moved", 301),
+        "/api/moved": lambda ex: ex.send(200, b"moved ok", "text/plain"),
+        "/go": lambda ex: ex.redirect("/feed.html"),
+        "/account.html": lambda ex: ex.send(200, SECRET),
+        "/sw.js": lambda ex: ex.send(200, b"self.addEventListener('fetch', () => {});", "text/javascript"),
+        "/api/more": lambda ex: ex.send_json({"item": f"batch {next(batch)}"}),
+    })
 
-    daemon_threads = True
-    allow_reuse_address = True
 
-    def __init__(self, port: int, other: bool = False) -> None:
-        self.other, self.more, self.requests = other, 0, 0
-        super().__init__(("127.0.0.1", port), _Handler)
-        self.url = f"http://127.0.0.1:{port}"
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+def impostor_site(port: int) -> TestServer:
+    """Another server on the same port: OTHER content for every request."""
 
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: Site
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8", extra: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        self.server.requests += 1
-        path = self.path.split("?")[0]
-        if self.server.other:
-            self._send(200, b"<!doctype html><title>Other</title><h1>OTHER CONTENT</h1>")
-        elif path == "/feed.html":
-            self._send(200, FEED)
-        elif path == "/api/stamp":
-            self._send(200, b"stamp ok", "text/plain")
-        elif path == "/api/old":
-            self._send(301, b"", extra={"Location": f"{self.server.url}/api/moved"})
-        elif path == "/api/moved":
-            self._send(200, b"moved ok", "text/plain")
-        elif path == "/go":
-            self._send(302, b"", extra={"Location": "/feed.html"})
-        elif path == "/account.html":
-            self._send(200, SECRET)
-        elif path == "/sw.js":
-            self._send(200, b"self.addEventListener('fetch', () => {});", "text/javascript")
+    def other(ex) -> None:
+        if ex.request.method == "POST":
+            ex.send_json({"item": "OTHER"})
         else:
-            self._send(404, b"no")
+            ex.send(200, b"<!doctype html><title>Other</title><h1>OTHER CONTENT</h1>")
 
-    def do_POST(self) -> None:
-        self.server.requests += 1
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.server.other:
-            self._send(200, json.dumps({"item": "OTHER"}).encode(), "application/json")
-            return
-        self.server.more += 1
-        self._send(200, json.dumps({"item": f"batch {self.server.more}"}).encode(), "application/json")
+    return TestServer(port=port, fallback=other)
 
 
 SCRIPT = [
@@ -118,10 +81,10 @@ SCRIPT = [
 async def recorded(browser, tmp_path_factory):
     """An episode recorded against the stateful site; the site is stopped afterwards and its port stays known."""
     port = free_port()
-    site = Site(port)
+    site = stateful_site(port).start()
     out = tmp_path_factory.mktemp("replay") / "episode"
     try:
-        ep = await record_actions(browser, parse_actions(SCRIPT, "test"), out, Episode(agent="test"), base_url=site.url,
+        ep = await record_actions(browser, parse_actions(SCRIPT, "test"), out, agent="test", base_url=site.url,
                                   options=RecorderOptions(screenshots="off", fsync=False), adapters=[])
     finally:
         site.stop()
@@ -208,7 +171,7 @@ async def test_clock_frozen_at_recording_time_and_service_workers_blocked(browse
 
 async def test_isolation_another_server_on_the_recorded_port_is_never_asked(browser, recorded):
     out, port = recorded
-    impostor = Site(port, other=True)
+    impostor = impostor_site(port).start()
     try:
         report = await replay_episode(out, browser)
         context = await browser.new_context(**REPLAY_CONTEXT_OPTIONS)
@@ -226,7 +189,7 @@ async def test_isolation_another_server_on_the_recorded_port_is_never_asked(brow
 
         with urllib.request.urlopen(f"{impostor.url}/feed.html") as r:  # the impostor is really there
             assert b"OTHER CONTENT" in r.read()
-        assert impostor.requests == 1
+        assert len(impostor.requests) == 1
     finally:
         impostor.stop()
     assert report.ok, report.mismatches

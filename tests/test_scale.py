@@ -8,12 +8,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_until_sync
 
-from rig.grading.summary import grade_runs
+from rig.grading.runs import grade_runs
+from rig.runner.config import RunConfig
 from rig.runner.run import run
 
 ROOT = Path(__file__).parents[1]
@@ -45,12 +46,11 @@ def test_ray_and_local_executors_give_the_same_grades(tmp_path, sites_url, monke
     tasks = ["eco-02", "stats-02"]
     agents = ["reference", "perturbed:page_misreading", "perturbed:answer_composition"]
     for agent in agents:
-        run(tasks, agent, tmp_path / "local", variants=["constraint"], sites_url=sites_url, concurrency=2)
+        run(RunConfig(tasks, agent, tmp_path / "local", variants=["constraint"], sites_url=sites_url, concurrency=2))
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         for agent in agents:
-            eps = run(tasks, agent, tmp_path / "ray", variants=["constraint"], sites_url=sites_url, executor="ray",
-                      concurrency=2)
+            eps = run(RunConfig(tasks, agent, tmp_path / "ray", variants=["constraint"], sites_url=sites_url, executor="ray", concurrency=2))
             assert [e.status for e in eps] == ["ok", "ok"], [e.error for e in eps]
         assert ray.is_initialized(), "the executor leaves a Ray instance it did not start running"
     finally:
@@ -65,9 +65,7 @@ def test_bench_measures_the_whole_process_tree(tmp_path):
     bench = _bench()
     child = subprocess.Popen([sys.executable, "-c", "import time; x = bytearray(64 << 20); time.sleep(30)"])
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and bench.memory([child.pid])[0] < 64 << 20:
-            time.sleep(0.05)
+        wait_until_sync(lambda: bench.memory([child.pid])[0] >= 64 << 20, message="the child never held its 64 MB")
         pids = bench.tree(os.getpid())
         assert os.getpid() in pids and child.pid in pids
         rss, pss = bench.memory(pids)

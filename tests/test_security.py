@@ -5,30 +5,22 @@ from __future__ import annotations
 
 import gzip
 import json
-import socket
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import uvicorn
 import yaml
 from loguru import logger
 from PIL import Image
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
-from starlette.routing import Route
+from server import Exchange, TestServer
 
 from rig.agents.base import EpisodeEnv
 from rig.agents.scripts import ReferenceAgent
-from rig.answer import Answer
-from rig.episode import read_episode
+from rig.episode_dir import EpisodeDir
 from rig.errors import InputError
-from rig.grading.summary import grade_runs
+from rig.formats.answer import Answer
+from rig.grading.runs import grade_runs
 from rig.report import write_report
+from rig.runner.config import RunConfig
 from rig.runner.run import run
 from rig.runner.spec import EpisodeSpec
 from rig.sites.server import free_port
@@ -49,120 +41,63 @@ class PlantingAgent(ReferenceAgent):
         return await super().run(env)
 
 
-class Canary:
-    """A TCP listener keeping what each connection made to it sent first (b"" when it sent nothing).
+def canary(port: int = 0) -> TestServer:
+    """A server answering "ok" to anything (to a page's fetch too) and keeping every request that reached it.
 
-    Chromium preconnects to the origin of every navigation before the request is routed: an idle socket that
-    never carries a byte. A request that reached the origin shows as a non-empty entry.
+    Chromium preconnects to the origin of every navigation before the request is routed: an idle connection that
+    never carries a byte, and no request.
     """
-
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind((host, port))
-        self.sock.listen(16)
-        self.sock.settimeout(0.1)
-        self.host, self.port = self.sock.getsockname()
-        self.seen: list[bytes] = []
-        self._stop = False
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    @property
-    def origin(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def _serve(self) -> None:
-        while not self._stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                try:
-                    self.seen.append(conn.recv(2048))
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n"
-                                 b"Access-Control-Allow-Origin: *\r\nConnection: close\r\n\r\nok")
-                except OSError:
-                    self.seen.append(b"")
-
-    def close(self) -> None:
-        self._stop = True
-        self._thread.join(timeout=5)
-        self.sock.close()
+    ok = {"Access-Control-Allow-Origin": "*"}
+    return TestServer(port=port, fallback=lambda ex: ex.send(200, "ok", "text/plain", ok)).start()
 
 
-@contextmanager
-def serve(app: Starlette, port: int | None = None) -> Iterator[str]:
-    """Serve an ASGI app on 127.0.0.1 in a thread."""
-    port = port or free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+def targets(srv: TestServer) -> list[str]:
+    return [r.target for r in srv.requests]
 
 
 _TABLE = "<table id=results><tr><th>Name</th><th>Value</th></tr><tr><td>alpha</td><td>1</td></tr>" \
          "<tr><td>beta</td><td>2</td></tr></table>"
 
+_LOGIN = (
+    "<!doctype html><title>Log in</title><h1>Log in</h1>"
+    "<form action=welcome method=get><label>User <input id=user name=user></label>"
+    "<label>Password <input id=pw name=password type=password></label>"
+    "<button type=submit>Sign in</button></form>"
+    "<button id=auth type=button>Check session</button><p id=status></p>"
+    "<script>document.getElementById('auth').onclick = async () => {"
+    "  const key = new URLSearchParams(location.hash.slice(1)).get('api_key');"
+    "  const r = await fetch('api/me?api_key=' + key);"
+    "  const s = document.getElementById('status'); s.textContent = (await r.json()).user; s.className = 'done'; };"
+    "</script>")
 
-def sec_app(seen: list[dict], beacon_img: str = "", beacon_fetch: str = "", beacon_ws: str = "") -> Starlette:
-    """A small site under /sec/ that sets a cookie, takes a password and sends an Authorization header."""
 
-    async def log(request: Request) -> None:
-        seen.append({"url": str(request.url), "headers": dict(request.headers),
-                     "body": (await request.body()).decode("utf-8", "replace")})
+def sec_site(port: int = 0, beacon_img: str = "", beacon_fetch: str = "", beacon_ws: str = "") -> TestServer:
+    """A small site under /sec/ that sets a cookie, takes a password and sends an Authorization header; what the
+    browser sent it is in its `requests`."""
 
-    async def home(request: Request) -> HTMLResponse:
-        await log(request)
-        return HTMLResponse("<!doctype html><title>sec</title><h1>Secure</h1><a href=login>Log in</a>")
+    def set_cookie(ex: Exchange) -> None:
+        ex.redirect("/sec/login?token=SECRETTOKEN1#api_key=SECRETKEY1",
+                    headers={"Set-Cookie": "sid=SECRETCOOKIE1; HttpOnly; Path=/; SameSite=lax"})
 
-    async def set_cookie(request: Request) -> RedirectResponse:
-        await log(request)
-        resp = RedirectResponse("/sec/login?token=SECRETTOKEN1#api_key=SECRETKEY1", status_code=302)
-        resp.set_cookie("sid", "SECRETCOOKIE1", httponly=True)
-        return resp
+    def me(ex: Exchange) -> None:
+        ex.send_json({"user": "bob" if "SECRETAUTH1" in ex.request.headers.get("authorization", "") else "nobody"})
 
-    async def login(request: Request) -> HTMLResponse:
-        await log(request)
-        return HTMLResponse(
-            "<!doctype html><title>Log in</title><h1>Log in</h1>"
-            "<form action=welcome method=get><label>User <input id=user name=user></label>"
-            "<label>Password <input id=pw name=password type=password></label>"
-            "<button type=submit>Sign in</button></form>"
-            "<button id=auth type=button>Check session</button><p id=status></p>"
-            "<script>document.getElementById('auth').onclick = async () => {"
-            "  const key = new URLSearchParams(location.hash.slice(1)).get('api_key');"
-            "  const r = await fetch('api/me?api_key=' + key);"
-            "  const s = document.getElementById('status'); s.textContent = (await r.json()).user; s.className = 'done'; };"
-            "</script>")
-
-    async def me(request: Request) -> JSONResponse:
-        await log(request)
-        return JSONResponse({"user": "bob" if "SECRETAUTH1" in request.headers.get("authorization", "") else "nobody"})
-
-    async def welcome(request: Request) -> HTMLResponse:
-        await log(request)
-        return HTMLResponse(f"<!doctype html><title>Welcome</title><h1>Welcome</h1>{_TABLE}")
-
-    async def beacon(request: Request) -> HTMLResponse:
-        await log(request)
+    def beacon(ex: Exchange) -> None:
         extra = f"<img alt=pixel src='{beacon_img}/pixel.png'>" if beacon_img else ""
         script = (f"fetch('{beacon_fetch}/data').then(r => r.text()).then(t => document.getElementById('got').textContent = t)"
                   f".catch(() => document.getElementById('got').textContent = 'blocked');" if beacon_fetch else "")
         script += f"try {{ new WebSocket('{beacon_ws.replace('http', 'ws')}/ws'); }} catch (e) {{}}" if beacon_ws else ""
-        return HTMLResponse(f"<!doctype html><title>Beacon</title><h1>Beacon</h1>{extra}<p id=got></p>{_TABLE}"
-                            f"<script>{script}</script>")
+        ex.send(200, f"<!doctype html><title>Beacon</title><h1>Beacon</h1>{extra}<p id=got></p>{_TABLE}"
+                     f"<script>{script}</script>")
 
-    return Starlette(routes=[Route("/sec/", home), Route("/sec/set-cookie", set_cookie), Route("/sec/login", login),
-                             Route("/sec/api/me", me), Route("/sec/welcome", welcome), Route("/sec/beacon", beacon)])
+    return TestServer(port=port, routes={
+        "/sec/": lambda ex: ex.send(200, "<!doctype html><title>sec</title><h1>Secure</h1><a href=login>Log in</a>"),
+        "/sec/set-cookie": set_cookie,
+        "/sec/login": lambda ex: ex.send(200, _LOGIN),
+        "/sec/api/me": me,
+        "/sec/welcome": lambda ex: ex.send(200, f"<!doctype html><title>Welcome</title><h1>Welcome</h1>{_TABLE}"),
+        "/sec/beacon": beacon,
+    })
 
 
 def write_task(directory: Path, task_id: str, start_path: str, script: list[dict]) -> Path:
@@ -195,7 +130,6 @@ def artifacts(runs: Path) -> dict[str, bytes]:
 
 @pytest.mark.slow
 def test_no_planted_secret_reaches_any_artifact_of_a_run(tmp_path, monkeypatch):
-    seen: list[dict] = []
     gone = free_port()
     login = write_task(tmp_path / "tasks", "sec-01", "/sec/", [
         {"goto": "/sec/set-cookie"},  # Set-Cookie, then a redirect to /sec/login?token=...
@@ -216,14 +150,16 @@ def test_no_planted_secret_reaches_any_artifact_of_a_run(tmp_path, monkeypatch):
     monkeypatch.setattr("rig.runner.run.make_agent", lambda name, **kw: PlantingAgent())
     logger.enable("recorders")  # the recorder's own logs go to run.log too
     try:
-        with serve(sec_app(seen)) as url:
-            episodes = run([str(login), str(failing)], "reference", runs, variants=["constraint"], sites_url=url)
+        with sec_site() as site:
+            url = site.url
+            episodes = run(RunConfig([str(login), str(failing)], "reference", runs, variants=["constraint"], sites_url=url))
     finally:
         logger.disable("recorders")
     assert [e.status for e in episodes] == ["ok", "agent_error"], [e.error for e in episodes]
     assert "ERR_CONNECTION_REFUSED" in episodes[1].error and "token=%5Bredacted%5D" in episodes[1].error
 
-    sent = json.dumps(seen)  # every secret really went over the wire
+    # every secret really went over the wire
+    sent = json.dumps([[r.target, dict(r.headers), r.body.decode("utf-8", "replace")] for r in site.requests])
     for secret in SECRETS[:-1]:
         assert secret in sent, secret
     grade_runs(runs)
@@ -265,7 +201,7 @@ def test_names_cannot_escape_their_directories(tmp_path):
 @pytest.mark.parametrize("name,field", [("../../secrets.warc.gz", "warcs"), ("/etc/passwd", "warcs"),
                                         ("../eco", "site"), ("/abs", "site")])
 def test_snapshot_names_cannot_escape(tmp_path, name, field):
-    from rig.replay_cmd import open_frozen
+    from rig.runner.frozen import open_frozen
 
     snap = tmp_path / "site_snapshots" / "eco"
     snap.mkdir(parents=True)
@@ -280,30 +216,29 @@ def test_snapshot_names_cannot_escape(tmp_path, name, field):
 
 def test_frozen_run_makes_no_network_request(tmp_path, monkeypatch):
     """The frozen sites are put on a listening origin: nothing may connect to it (and no sites server is started)."""
-    import rig.replay_cmd
+    import rig.runner.run
 
-    canary, real = Canary(), rig.replay_cmd.open_frozen
+    listener, real = canary(), rig.runner.run.open_frozen
 
     def on_canary(path, tasks=()):
         frozen = real(path, tasks)
-        frozen.start_url_base = canary.origin
+        frozen.start_url_base = listener.url
         return frozen
 
-    monkeypatch.setattr(rig.replay_cmd, "open_frozen", on_canary)
+    monkeypatch.setattr(rig.runner.run, "open_frozen", on_canary)
     monkeypatch.setattr("rig.runner.run.SitesServer", None)  # serving the live sites would fail the run
     try:
-        [ep] = run(["eco-02"], "reference", tmp_path, variants=["constraint"], frozen=SNAPSHOTS)
+        [ep] = run(RunConfig(["eco-02"], "reference", tmp_path, variants=["constraint"], frozen=SNAPSHOTS))
     finally:
-        canary.close()
-    assert ep.status == "ok" and ep.replay_misses == 0 and ep.start_url.startswith(canary.origin)
-    assert not any(canary.seen), f"a request reached the frozen origin: {canary.seen}"
+        listener.stop()
+    assert ep.status == "ok" and ep.replay_misses == 0 and ep.start_url.startswith(listener.url)
+    assert listener.requests == [], f"a request reached the frozen origin: {targets(listener)}"
 
 
 def test_replay_makes_no_network_request(tmp_path):
     """Record against a local site, stop it and listen on its port instead: replay connects to nothing."""
     from rig.replay_cmd import replay
 
-    seen: list[dict] = []
     port = free_port()
     task = write_task(tmp_path / "tasks", "sec-03", "/sec/", [
         {"goto": "/sec/login?token=SECRETTOKEN2"},
@@ -313,48 +248,47 @@ def test_replay_makes_no_network_request(tmp_path):
         {"extract_table": {"selector": "table#results", "as": "results"}},
         {"answer": {"from": "results", "columns": ["Name", "Value"]}},
     ])
-    with serve(sec_app(seen), port) as url:
-        [ep] = run([str(task)], "reference", tmp_path / "runs", variants=["constraint"], sites_url=url)
-    assert ep.status == "ok" and seen
-    canary = Canary(port=port)
+    with sec_site(port) as site:
+        url = site.url
+        [ep] = run(RunConfig([str(task)], "reference", tmp_path / "runs", variants=["constraint"], sites_url=url))
+    assert ep.status == "ok" and site.requests
+    listener = canary(port)
     try:
         report = replay(EpisodeSpec(load_task(task), "constraint", "reference", 0).directory(tmp_path / "runs"))
     finally:
-        canary.close()
-    assert not any(canary.seen), f"a request reached the recorded origin: {canary.seen}"
+        listener.stop()
+    assert listener.requests == [], f"a request reached the recorded origin: {targets(listener)}"
     assert report.steps == ep.steps and report.matched == report.steps, report.to_json()
 
 
 @pytest.mark.slow
 def test_allow_list_blocks_every_other_host(tmp_path):
-    outside, allowed = Canary(), Canary()
-    seen: list[dict] = []
+    outside, allowed = canary(), canary()
     task = write_task(tmp_path / "tasks", "sec-04", "/sec/beacon", [
         {"wait_for": "#got:not(:empty)"},
         {"extract_table": {"selector": "table#results", "as": "results"}},
         {"extract_text": {"selector": "#got", "as": "got"}},
         {"answer": {"from": "results", "columns": ["Name", "Value"]}},
     ])
-    app = sec_app(seen, beacon_img=outside.origin, beacon_fetch=allowed.origin, beacon_ws=outside.origin)
     try:
-        with serve(app) as url:
-            [open_ep] = run([str(task)], "reference", tmp_path / "open", variants=["constraint"], sites_url=url)
+        with sec_site(beacon_img=outside.url, beacon_fetch=allowed.url, beacon_ws=outside.url) as site:
+            url = site.url
+            [open_ep] = run(RunConfig([str(task)], "reference", tmp_path / "open", variants=["constraint"], sites_url=url))
             assert open_ep.status == "ok" and open_ep.blocked_requests is None
-            assert any(outside.seen), "without an allow-list the page reaches the other host"
-            before_out, before_ok = len(outside.seen), len(allowed.seen)
-            [ep] = run([str(task)], "reference", tmp_path / "listed", variants=["constraint"], sites_url=url,
-                       allow_hosts=[f"127.0.0.1:{allowed.port}"])
+            assert outside.requests, "without an allow-list the page reaches the other host"
+            before_out, before_ok = len(outside.requests), len(allowed.requests)
+            [ep] = run(RunConfig([str(task)], "reference", tmp_path / "listed", variants=["constraint"], sites_url=url, allow_hosts=[f"127.0.0.1:{allowed.port}"]))
     finally:
-        outside.close()
-        allowed.close()
+        outside.stop()
+        allowed.stop()
     assert ep.status == "ok", ep.error
-    assert not any(outside.seen[before_out:]), "the allow-listed run reached a host it was not allowed"
-    assert any(allowed.seen[before_ok:]), "the allowed host was reached"
-    saved = read_episode(EpisodeSpec(load_task(task), "constraint", "reference", 0).directory(tmp_path / "listed"))
+    assert outside.requests[before_out:] == [], "the allow-listed run reached a host it was not allowed"
+    assert allowed.requests[before_ok:], "the allowed host was reached"
+    saved = EpisodeDir(EpisodeSpec(load_task(task), "constraint", "reference", 0).directory(tmp_path / "listed")).read_episode()
     port = url.rsplit(":", 1)[1]
     assert saved.allowed_hosts == sorted([f"127.0.0.1:{allowed.port}", f"127.0.0.1:{port}"])
     assert saved.blocked_requests >= 2
-    assert f"{outside.origin}/pixel.png" in saved.blocked_urls
+    assert f"{outside.url}/pixel.png" in saved.blocked_urls
     assert f"ws://127.0.0.1:{outside.port}/ws" in saved.blocked_urls
     with pytest.raises(InputError, match="not a host"):
-        run([str(task)], "reference", tmp_path / "bad", sites_url=url, allow_hosts=["http://example.org/x"])
+        run(RunConfig([str(task)], "reference", tmp_path / "bad", sites_url=url, allow_hosts=["http://example.org/x"]))

@@ -1,4 +1,5 @@
-"""A chat model that browser-use accepts and that answers from a fixed script: offline tests and replays.
+"""A chat model that browser-use accepts and that answers from a fixed script: the tests drive browser-use offline
+with it, and replay the decisions of a browser-use run (`BrowserUseResult.decisions`).
 
 Each call of `ainvoke` that asks for the agent's next actions returns the next scripted step, a list of
 browser-use action dicts (`{"<action name>": {<params>}}`). The parameters are passed to browser-use as

@@ -1,5 +1,6 @@
-"""A hostile local test site: dialogs, popups, downloads, redirect and refresh loops, a response that never ends,
-a 10 MB DOM and HTTP 500s. Served on 127.0.0.1 (a free port) in a background thread; `python server.py` serves it.
+"""The hostile local test site, as routes of the tests' one server (tests/server.py, `hostile_site()`): dialogs,
+popups, downloads, redirect and refresh loops, a response that never ends, a 10 MB DOM and HTTP 500s.
+`python tests/server.py hostile` serves it.
 
 Pages (every one has an `<h1>` naming it and a `#ok` element once its script ran):
   /                  index linking every page
@@ -8,18 +9,17 @@ Pages (every one has an `<h1>` naming it and a `#ok` element once its script ran
   /popup-target      what the popups open            /download       a link to /file.csv (attachment)
   /loop              302 to itself, forever          /refresh-self   meta refresh 0 to itself
   /refresh-a, /refresh-b   meta refresh 0 to each other
-  /never-ends        sends a few bytes of HTML, then never finishes
+  /never-ends        sends a few bytes of HTML, then never finishes (until the test ends)
   /big-dom           about 10 MB of HTML table       /error-500      HTTP 500 with an error page
   /fetch-500         fetches /api/fail (HTTP 500) and shows the status
 """
 
 from __future__ import annotations
 
+import functools
 import html
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+from collections.abc import Callable
+from typing import Any
 
 #: The size of /big-dom's body.
 BIG_DOM_BYTES = 10_000_000
@@ -68,7 +68,13 @@ if (window.opener) window.opener.document.body.insertAdjacentHTML('beforeend', `
 }
 
 
-def _big_dom() -> bytes:
+#: The body of /error-500.
+ERROR_500 = _page("Server error", "<p id=ok>Internal Server Error: the server failed</p>")
+
+
+@functools.cache
+def big_dom() -> bytes:
+    """/big-dom's body, built on first use."""
     row = "<tr><td>{i}</td><td>row {i} of a very long table with filler text to make it heavy</td><td>{i}</td></tr>"
     head = "<table id=big><thead><tr><th>N</th><th>Text</th><th>Value</th></tr></thead><tbody>"
     rows, size, i = [], 0, 0
@@ -80,96 +86,32 @@ def _big_dom() -> bytes:
     return _page("Big DOM", head + "".join(rows) + "</tbody></table><p id=ok>big</p>")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: "_Server"
-
-    def log_message(self, *args: object) -> None:  # quiet
-        pass
-
-    def _send(self, status: int, body: bytes, ctype: str = "text/html; charset=utf-8", **headers: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        for k, v in headers.items():
-            self.send_header(k.replace("_", "-"), v)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        path = urlsplit(self.path).path
-        self.server.hits[path] = self.server.hits.get(path, 0) + 1
-        if path in PAGES:
-            self._send(200, PAGES[path])
-        elif path == "/loop":
-            self._send(302, b"", "text/plain", Location="/loop")
-        elif path == "/file.csv":
-            self._send(200, CSV, "text/csv", Content_Disposition='attachment; filename="hostile.csv"')
-        elif path == "/big-dom":
-            self._send(200, self.server.big_dom())
-        elif path == "/error-500":
-            self._send(500, _page("Server error", "<p id=ok>Internal Server Error: the server failed</p>"))
-        elif path == "/api/fail":
-            self._send(500, b'{"error": "boom"}', "application/json")
-        elif path == "/never-ends":
-            self._never_ends()
-        else:
-            self._send(404, _page("Not found", "<p id=ok>no such page</p>"))
-
-    def _never_ends(self) -> None:
-        """Headers and the first bytes of a page, then nothing, until the server shuts down."""
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        first = b"<!doctype html><html><head><title>Never ends</title></head><body><h1>Never ends</h1>" \
-                b"<p id=ok>first bytes</p>" + b" " * 2048  # enough for the parser to render it
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(first), first))
-        self.wfile.flush()
-        self.server.stopping.wait()
-        self.close_connection = True
+def never_ends(ex: Any) -> None:
+    """Headers and the first bytes of a page, then nothing until the test ends; the body is never finished."""
+    ex.start_chunked()
+    ex.write_chunk(b"<!doctype html><html><head><title>Never ends</title></head><body><h1>Never ends</h1>"
+                   b"<p id=ok>first bytes</p>" + b" " * 2048)  # enough for the parser to render it
+    ex.hang()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.stopping = threading.Event()
-        self.hits: dict[str, int] = {}
-        self._big: bytes | None = None
-
-    def big_dom(self) -> bytes:
-        if self._big is None:
-            self._big = _big_dom()
-        return self._big
-
-    def handle_error(self, request: object, client_address: object) -> None:  # a browser gave up: fine
-        pass
+def not_found(ex: Any) -> None:
+    ex.send(404, _page("Not found", "<p id=ok>no such page</p>"))
 
 
-class HostileServer:
-    """Serve the hostile pages on 127.0.0.1 (a free port) in a background thread; `hits` counts GETs per path."""
-
-    def __init__(self) -> None:
-        self._httpd = _Server()
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self.hits = self._httpd.hits
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="hostile-pages", daemon=True)
-
-    def __enter__(self) -> HostileServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.stopping.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
+def routes() -> dict[str, Callable[[Any], None]]:
+    """Every hostile page, as a route (path: handler of an `Exchange`) of the tests' server."""
+    out: dict[str, Callable[[Any], None]] = {path: functools.partial(_send_page, body) for path, body in PAGES.items()}
+    out.update({
+        "/loop": lambda ex: ex.redirect("/loop"),
+        "/file.csv": lambda ex: ex.send(200, CSV, "text/csv",
+                                        {"Content-Disposition": 'attachment; filename="hostile.csv"'}),
+        "/big-dom": lambda ex: ex.send(200, big_dom()),
+        "/error-500": lambda ex: ex.send(500, ERROR_500),
+        "/api/fail": lambda ex: ex.send(500, b'{"error": "boom"}', "application/json"),
+        "/never-ends": never_ends,
+    })
+    return out
 
 
-if __name__ == "__main__":
-    with HostileServer() as srv:
-        print(srv.url, flush=True)
-        while True:
-            time.sleep(3600)
+def _send_page(body: bytes, ex: Any) -> None:
+    ex.send(200, body)

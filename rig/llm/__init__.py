@@ -1,1 +1,0 @@
-"""Chat models for LLM-driven agents: the scripted model for offline runs (`rig.llm.scripted`)."""
