@@ -2,7 +2,17 @@
 
 A request counts as in flight until its response headers arrive (or it fails): a page that never reads a
 fetch body never "finishes" that request, so finishing is not waited for. The body is read in the
-background (`Response.body()` resolves once the browser has it) and archived with the response.
+background from the moment the response arrives (`Response.body()` resolves once the browser has it) and
+archived with the response.
+
+Chromium keeps a response body in the page's renderer only until the page's next document commits, and a
+page may read a fetch's answer and navigate away at once, long before a busy recorder asks for the body. So
+each page (and each out-of-process frame) gets a CDP session of its own configuring `Network.
+configureDurableMessages`: the browser process then keeps the bodies it delivers, past navigations, and
+`Response.body()` still reads them afterwards (`keep_bodies`). A read that fails is retried while the page
+is open. A body that still cannot be read (it never finished within `body_timeout_ms`, its page closed first,
+it was too large to keep) is archived as missing, never as an empty body: the response record carries
+`WARC-Rig-Missing: body not readable: <reason>` (and `WARC-Truncated`) and `missing_bodies` counts it.
 """
 
 from __future__ import annotations
@@ -12,9 +22,19 @@ import contextlib
 import time
 from collections.abc import Callable
 from http import HTTPStatus
+from urllib.parse import urlsplit
 
+from loguru import logger
+from playwright.async_api import (
+    BrowserContext,
+    CDPSession,
+    Frame,
+    Page,
+    Request,
+    Response,
+)
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Request, Response
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_fixed
 
 from recorders.redact import Redactor
 from recorders.warc import Exchange, WarcArchive
@@ -22,6 +42,15 @@ from recorders.warc import Exchange, WarcArchive
 _UNSETTLING = {"eventsource", "websocket"}  # long-lived by design: never counted as "in flight"
 _DROP_RESPONSE = {"content-encoding", "transfer-encoding", "content-length"}  # the body is stored decoded
 _HEADERS_TIMEOUT_S = 10.0
+_READ_ATTEMPTS, _READ_RETRY_S = 3, 0.05  # a failed body read is tried again this often, this far apart
+_KEPT_TOTAL_BYTES = 200_000_000  # the bodies a page's browser-side store holds at most (the oldest go first)
+_REASON_CHARS = 200
+
+
+def missing_reason(why: str) -> str:
+    """The `WARC-Rig-Missing` value for a body that could not be read: one line, bounded."""
+    line = " ".join(why.split())
+    return f"body not readable: {line[:_REASON_CHARS]}"
 
 
 class NetworkCapture:
@@ -42,9 +71,13 @@ class NetworkCapture:
         self._waiting: dict[Request, float] = {}  # requests that keep the page unsettled -> when they started
         self._tasks: set[asyncio.Task[None]] = set()
         self._ended = asyncio.Event()  # set whenever a waited-for request ends
+        self._sessions: list[CDPSession] = []  # the sessions keeping bodies (`keep_bodies`)
+        self._kept: dict[Frame, str] = {}  # out-of-process frames kept, by the origin they were kept for
         self.last_activity = time.monotonic()
         #: The response record id of each frame's current document.
         self.documents: dict[Frame, str] = {}
+        #: Responses archived without their body (each record says why in `WARC-Rig-Missing`).
+        self.missing_bodies = 0
 
     @property
     def inflight(self) -> int:
@@ -62,6 +95,37 @@ class NetworkCapture:
         """Count now as network activity (an action just ran: a request it started may still be on its way)."""
         self.last_activity = time.monotonic()
 
+    async def keep_bodies(self, context: BrowserContext, target: Page | Frame) -> None:
+        """Have the browser keep the response bodies of a page (or of an out-of-process frame) past its
+        navigations, through a CDP session of the recorder's own. Off Chromium, for a frame that runs in its
+        parent's process (the parent's session covers it) or once the target is gone, nothing happens."""
+        if self._max_body <= 0:
+            return  # no body is archived
+        if isinstance(target, Frame):
+            origin = _origin(target.url)
+            if target.parent_frame is None or self._kept.get(target) == origin or target.is_detached():
+                return
+            parent = target.parent_frame
+            if origin is None or origin == _origin(parent.url):
+                return  # same origin as its parent: the same process
+            self._kept[target] = origin
+        try:
+            cdp = await context.new_cdp_session(target)
+        except PlaywrightError:
+            return  # not Chromium, closed, or not a frame of its own
+        try:
+            per_body = min(self._max_body, _KEPT_TOTAL_BYTES)
+            await cdp.send(
+                "Network.configureDurableMessages",
+                {"maxTotalBufferSize": _KEPT_TOTAL_BYTES, "maxResourceBufferSize": per_body},
+            )
+        except PlaywrightError as exc:  # an older Chromium: bodies live in the renderer only
+            logger.debug("recorders: response bodies are not kept past navigations: {}", _first_line(exc))
+            with contextlib.suppress(PlaywrightError):
+                await cdp.detach()
+            return
+        self._sessions.append(cdp)
+
     def on_request(self, request: Request) -> None:
         """A request started."""
         if not request.url.startswith(("http:", "https:")):
@@ -72,7 +136,7 @@ class NetworkCapture:
             self._waiting[request] = self.last_activity
 
     def on_response(self, response: Response) -> None:
-        """Response headers arrived: archive the exchange once the body is in."""
+        """Response headers arrived: read the body at once, archive the exchange once it is in."""
         self._end(response.request, response)
 
     def on_failed(self, request: Request) -> None:
@@ -107,31 +171,79 @@ class NetworkCapture:
                 await asyncio.wait_for(self._ended.wait(), max(0.001, min(left, stale)))
 
     async def drain(self, timeout_s: float) -> None:
-        """Wait (bounded) for pending bodies; archive what is still missing as truncated."""
+        """Wait (bounded) for pending bodies; archive those still not in as missing."""
         if self._tasks:
             _, pending = await asyncio.wait(list(self._tasks), timeout=timeout_s)
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
 
+    async def close(self, timeout_s: float) -> None:
+        """Detach the sessions keeping bodies (after `drain`)."""
+        for cdp in self._sessions:
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(cdp.detach(), timeout_s)
+        self._sessions.clear()
+
+    async def _headers(
+        self, request: Request, response: Response | None
+    ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+        jobs = [request.headers_array()] + ([response.headers_array()] if response else [])
+        got = await asyncio.wait_for(asyncio.gather(*jobs), _HEADERS_TIMEOUT_S)
+        return got[0], (got[1] if response else [])
+
+    async def _read(self, response: Response) -> tuple[bytes, str | None, str | None]:
+        """The body, its `WARC-Truncated` reason and its `WARC-Rig-Missing` reason: a failed read is retried while
+        the page is open, a read still failing or unfinished after `body_timeout_s` gives no body."""
+
+        def retry(exc: BaseException) -> bool:
+            return isinstance(exc, PlaywrightError) and not _page_closed(response)
+
+        async def read() -> bytes:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(_READ_ATTEMPTS),
+                wait=wait_fixed(_READ_RETRY_S),
+                retry=retry_if_exception(retry),
+                reraise=True,
+            ):
+                with attempt:
+                    return await response.body()
+            raise AssertionError("unreachable")  # pragma: no cover
+
+        try:
+            return await asyncio.wait_for(read(), self._body_timeout), None, None
+        except TimeoutError:  # never finished (the page did not read it, or it streams on), or came too late
+            return b"", "time", missing_reason(f"not read within {self._body_timeout:g} s")
+        except PlaywrightError as exc:
+            return b"", "unspecified", missing_reason(self._redactor.text(_first_line(exc)))
+
     async def _capture(
         self, request: Request, response: Response | None, started: tuple[float, str], rid: str | None
     ) -> None:
         date, request_id = started
         r = self._redactor
+        readable = response is not None and not 300 <= response.status < 400  # redirects have no body to read
+        reading = asyncio.ensure_future(self._read(response)) if response is not None and readable else None
+        heads = asyncio.ensure_future(self._headers(request, response))
         try:
-            jobs = [request.headers_array()] + ([response.headers_array()] if response else [])
-            got = await asyncio.wait_for(asyncio.gather(*jobs), _HEADERS_TIMEOUT_S)
-            req_headers, resp_headers = got[0], (got[1] if response else [])
-        except (TimeoutError, PlaywrightError):
-            return  # the page or context closed under us: nothing left to archive
+            await asyncio.wait([t for t in (heads, reading) if t is not None])
+        except asyncio.CancelledError:  # the recording is closing: archive what came in
+            for t in (heads, reading):
+                if t is not None:
+                    t.cancel()
+            await asyncio.gather(*(t for t in (heads, reading) if t is not None), return_exceptions=True)
         response_date = self._clock()
-        body, truncated = b"", None
-        if response is not None and not 300 <= response.status < 400:  # redirects have no body to read
-            try:
-                body = await asyncio.wait_for(response.body(), self._body_timeout)
-            except (TimeoutError, PlaywrightError, asyncio.CancelledError):
-                truncated = "time"  # never finished (e.g. the page did not read it) or the page went away
+        if heads.done() and not heads.cancelled() and heads.exception() is None:
+            req_headers, resp_headers = heads.result()
+        else:  # the page closed under us (or the recording ended): the headers Playwright had from the start
+            req_headers = [{"name": k, "value": v} for k, v in request.headers.items()]
+            resp_headers = [{"name": k, "value": v} for k, v in (response.headers if response else {}).items()]
+        body, truncated, missing = b"", None, None
+        if reading is not None:
+            if reading.done() and not reading.cancelled():
+                body, truncated, missing = reading.result()
+            else:
+                truncated, missing = "time", missing_reason("the recording ended before it finished")
         pairs = [(h["name"], h["value"]) for h in req_headers if not h["name"].startswith(":")]
         if not any(k.lower() == "host" for k, _ in pairs):
             pairs.insert(0, ("Host", request.url.split("/")[2]))
@@ -152,12 +264,33 @@ class NetworkCapture:
                 body[: self._max_body], next((v for k, v in headers if k.lower() == "content-type"), None)
             )
             headers = [(k, v) for k, v in headers if k.lower() not in _DROP_RESPONSE and not k.startswith(":")]
-            headers.append(("Content-Length", str(len(body))))
+            if missing is None:  # a missing body claims no length
+                headers.append(("Content-Length", str(len(body))))
+            else:
+                self.missing_bodies += 1
+                logger.debug("recorders: {} {}: {}", request.method, ex.url, missing)
             ex.response_id, ex.status = rid, response.status
             ex.reason = response.status_text or _reason(response.status)
             ex.response_headers = r.headers(headers)
-            ex.response_body, ex.response_date, ex.truncated = body, response_date, truncated
+            ex.response_body, ex.response_date, ex.truncated, ex.missing = body, response_date, truncated, missing
         self._archive.put(ex)
+
+
+def _page_closed(response: Response) -> bool:
+    try:
+        return response.frame.page.is_closed()
+    except PlaywrightError:  # a service worker's response: no page
+        return False
+
+
+def _origin(url: str) -> str | None:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") else None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _reason(status: int) -> str:

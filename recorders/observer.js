@@ -281,7 +281,9 @@
       if (r) work += r.pending(opts.staleMs);
       if (root.readyState === "loading") loading = true;
     }
-    const quiet = loading ? 0 : clock() - last;
+    // DOM quiet counts from the settle's start at the earliest: what an action scheduled shortly (a timer) may
+    // not have run yet, above all in a renderer a busy machine runs late.
+    const quiet = loading ? 0 : clock() - Math.max(last, opts.since || 0);
     const busy = loading || work > 0 || last > t0;
     if (busy && opts.minQuiet && quiet < opts.minQuiet) return { url: location.href, quiet, busy, partial: true };
 

@@ -44,13 +44,14 @@ async def collect(
     text: bool = True,
     html: bool = True,
     timeout_s: float = 30.0,
+    since_ms: float = 0,
 ) -> dict[str, Any] | None:
     """The page's raw state in one call: URL, controls, ARIA states, facts, text and live HTML, and how settled it is.
 
     The live HTML carries current form values (never those of password fields or fields in `secret_names`).
     The page first runs the tasks already queued. `busy` says whether it still has work pending (short timers,
     animation frames, fetches and XHR younger than `stale_ms`, loading) or mutated meanwhile; `quiet` is the time
-    since its last DOM mutation (ms). When busy and quiet for less than `min_quiet_ms`, only `url`, `quiet`,
+    since its last DOM mutation, or since `since_ms` (the page clock, ms since the epoch) when that is later (ms). When busy and quiet for less than `min_quiet_ms`, only `url`, `quiet`,
     `busy` and `partial: true` come back. Else also `changed` (the page clock, ms since the epoch, of the last DOM
     mutation, form edit or scroll) and `reports` (the page reports the animation frames rendering its changes
     through `PAINT_BINDING`). None when the page is between documents, closed, or gave no answer within
@@ -63,6 +64,7 @@ async def collect(
         "minQuiet": min_quiet_ms,
         "staleMs": stale_ms,
         "secretNames": secret_names or [],
+        "since": since_ms,
     }
     try:  # one JSON string: far cheaper to pass through Playwright than the nested value
         raw = await asyncio.wait_for(page.evaluate(_COLLECT, opts), timeout_s)

@@ -7,7 +7,8 @@ Anything else becomes `source: observed` steps, one per burst of events.
 
 A step's line is written as soon as the page settled; its JPEG (`screens/NNNN.jpg`, named in the line) comes
 from the tab's screencast and is written shortly after, once the next action began (see `screens`). So after
-a crash (SIGKILL) every line still parses, but the image of the last step or two may be missing.
+a crash (SIGKILL) every line still parses, but the image of the last step or two may be missing. An image always
+shows its step's state: a step the page left before any image of it could be taken has none.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from recorders import observer
 from recorders.adapter import SiteAdapter
 from recorders.background import spawn
 from recorders.errors import RecorderError
+from recorders.files import SCREENS_DIR, TRAJECTORY_FILE, WARC_FILE
 from recorders.inference import infer_action
 from recorders.models import Action, RecordingTime, Step
 from recorders.network import NetworkCapture
@@ -43,7 +45,7 @@ from recorders.warc import WarcArchive, new_record_id
 SOFTWARE = "sgr-rig recorders 0.1 (warcio)"
 _CLOSE_TIMEOUT_S = 10.0
 _ATTACHED: weakref.WeakSet[BrowserContext] = weakref.WeakSet()
-_CLOSE_DRAIN_S = 2.0  # at close, bodies still missing after this are archived as truncated
+_CLOSE_DRAIN_S = 2.0  # at close, bodies still not read after this are archived as missing
 
 
 @dataclass
@@ -71,9 +73,9 @@ class Recorder:
         self.redactor = Redactor(options.redact_params, options.redact_headers)
         out_dir.mkdir(parents=True, exist_ok=True)
         if options.screenshots != "off":
-            (out_dir / "screens").mkdir(exist_ok=True)
-        self.archive = WarcArchive(out_dir / "evidence.warc.gz", clock, ids, SOFTWARE)
-        self._trajectory = TrajectoryWriter(out_dir / "trajectory.jsonl", options.fsync)
+            (out_dir / SCREENS_DIR).mkdir(exist_ok=True)
+        self.archive = WarcArchive(out_dir / WARC_FILE, clock, ids, SOFTWARE)
+        self._trajectory = TrajectoryWriter(out_dir / TRAJECTORY_FILE, options.fsync)
         self._net = NetworkCapture(
             self.archive,
             self.redactor,
@@ -153,6 +155,12 @@ class Recorder:
         return RecordingTime(settle_s=round(self._writer.settle_s, 3), image_wait_s=round(self._image_wait_s, 3))
 
     @property
+    def missing_bodies(self) -> int:
+        """How many responses were archived without their body (each record says why in `WARC-Rig-Missing`): a
+        body that never finished within `body_timeout_ms`, or could not be read at all. Complete after `close()`."""
+        return self._net.missing_bodies
+
+    @property
     def trajectory_path(self) -> Path:
         """The episode's trajectory.jsonl."""
         return self._trajectory.path
@@ -182,11 +190,16 @@ class Recorder:
             self._add_page(page)
             for frame in page.frames:
                 await observer.install(frame)
-        await asyncio.gather(*(tab.screen for tab in self._tabs.values() if tab.screen is not None))
+        await asyncio.gather(
+            *(tab.screen for tab in self._tabs.values() if tab.screen is not None),
+            *(self._net.keep_bodies(self.context, frame) for page in self.context.pages for frame in page.frames[1:]),
+            *list(self._tasks),  # the pages' bodies kept from here on
+        )
 
     def _add_page(self, page: Page) -> None:
         tab = Tab(page, index=len(self._tabs))
         self._tabs[page] = tab
+        spawn(self._tasks, self._net.keep_bodies(self.context, page))
         if self.options.screenshots != "off":
             tab.screen = asyncio.get_running_loop().create_task(self._screencast(page))
         page.on("framenavigated", lambda frame: self._on_navigated(tab, frame))
@@ -209,7 +222,7 @@ class Recorder:
 
     def _on_close(self, tab: Tab) -> None:
         if (cast := tab.started()) is not None:
-            cast.end(time.time())  # nothing more to see: its last image comes from the frames it sent
+            cast.end(time.time(), last=True)  # nothing more to see: its last image comes from the frames it sent
         if self._active is tab:
             self._active = next((t for t in reversed(self._tabs.values()) if not t.page.is_closed()), None)
 
@@ -223,7 +236,11 @@ class Recorder:
         spawn(self._tasks, frame.evaluate(observer.STAYED))
 
     def _on_navigated(self, tab: Tab, frame: Frame) -> None:
-        if frame == tab.page.main_frame and frame.url not in ("", "about:blank"):
+        if frame != tab.page.main_frame:  # a frame of another site runs in a process (and CDP target) of its own
+            if not self._closed:
+                spawn(self._tasks, self._net.keep_bodies(self.context, frame))
+            return
+        if frame.url not in ("", "about:blank"):
             self._on_event(tab, {"type": "navigate", "value": frame.url})
 
     def _on_binding(self, source: dict[str, Any], data: dict[str, Any]) -> None:
@@ -251,13 +268,20 @@ class Recorder:
     # ---- the public step triggers -----------------------------------------------------------------
 
     @asynccontextmanager
-    async def action(self, info: dict[str, Any]) -> AsyncIterator[None]:
-        """Wrap one driver action: the step written after it carries `info` (type, target, value) as `source: agent`.
+    async def action(self, info: Action | dict[str, Any], page: Page | None = None) -> AsyncIterator[None]:
+        """Wrap one driver action: the step written after it carries the action (type, target, value) as
+        `source: agent`. `info` is an `Action` or a dict with those keys.
 
-        `info` may name the acted-on page under `"page"`: the step is that page's, and what other tabs did
-        meanwhile (a popup the action opened) becomes their own `observed` steps. Else the page that showed
+        `page` (or, in a dict, `"page"`) names the acted-on page: the step is that page's, and what other tabs
+        did meanwhile (a popup the action opened) becomes their own `observed` steps. Else the page that showed
         activity is used and the step folds in every tab's events.
+
+            async with rec.action(Action(type="click", target="#apply"), page=page):
+                await page.click("#apply")
         """
+        info = info.model_dump(include={"type", "target", "value"}) if isinstance(info, Action) else dict(info)
+        if page is not None:
+            info["page"] = page
         await self._flush_observed()
         casts = self._casts()
         if self.options.screenshot_wait_ms:
@@ -326,6 +350,7 @@ class Recorder:
         for cast in casts:  # a hung browser must not hang the close: what was recorded is already on disk
             with suppress(PlaywrightError, TimeoutError):
                 await asyncio.wait_for(cast.cdp.detach(), _CLOSE_TIMEOUT_S)
+        await self._net.close(_CLOSE_TIMEOUT_S)
         await self.archive.close()
         self._trajectory.close()
 

@@ -10,15 +10,21 @@ session, so a report always arrives before any frame drawing that animation fram
 - stamped less than `_MARGIN_S` after the frame time of the animation frame rendering the next action's first
   change (a frame drawing that change is stamped a whole interval later).
 
-So it shows the step's state, never the next action's. The next action waits (`wait_shown`, bounded by the
-option `screenshot_wait_ms`) only until such a frame arrived: a state replaced within a frame or two may
-otherwise never be drawn or captured. A change that paints nothing brings no frame: after about twice the
-recent frame delay the wait ends and the latest frame, which shows the same, is used; a step with no frame at
-all gets a screenshot. The file is written in the background once the next action began (or `_HOLD_S` after
-the step), so after a crash the last step's image may be missing. For a step ended by an observed event
-nothing waits: its image is the best frame that came, else the latest stamped before the event. Tabs that send
-no frames (hidden, or off Chromium) get a screenshot at once instead. Frames are stamped in the browser
-process and paints in the page: both read the system clock.
+So it shows the step's state, never the next action's. Such a frame need not come: a busy machine acks frames
+late and the browser drops the frames it could not send meanwhile (a state may never be streamed), a frame may
+arrive long after it was drawn, or the compositor drew it from before the change (stamped too early to count),
+and a change that paints nothing brings no frame at all. The latest frame before the next action is then no
+picture of the step (it may predate the change), so it is never used. Instead, while the step is still the
+page's state, it gets a screenshot (a frame rendered now): the next action waits (`wait_shown`, bounded by the
+option `screenshot_wait_ms`, ending early after about twice the recent frame delay) until a frame showing the
+step arrived, else takes one; an observed step is pictured so before its line is written (the step has no image,
+`screenshot: null`, when the page changed again first); a step nobody acts after within `_HOLD_S` is pictured
+then. A step ended by an event the recorder cannot hold back (a person's input, a page script navigating) before
+any of that happened keeps only a frame that arrives later (within `_FRAME_WAIT_S`) and provably shows it: else
+it gets no image file, never one of another state. The file is written in the background once the next action
+began (or `_HOLD_S` after the step), so after a crash the last step's image may be missing. Tabs that send no
+frames (hidden, or off Chromium) get a screenshot at once instead. Frames are stamped in the browser process and
+paints in the page: both read the system clock.
 """
 
 from __future__ import annotations
@@ -39,12 +45,13 @@ from playwright.async_api import Error as PlaywrightError
 
 from recorders import observer
 from recorders.background import spawn
+from recorders.files import SCREENS_DIR
 
 _MARGIN_S = 0.008  # half a display interval (16.7 ms)
 _SHOWN_MIN_S, _SHOWN_MAX_S = 0.04, 0.1  # bounds of the wait for a frame after its animation frame ran
 _CLOSE_SHOWN_S = 0.2  # at close, a frame showing the last step is awaited at most this long after its change
-_FRAME_WAIT_S = 0.3  # without a next action, a frame showing a step is awaited this long after its change
-_HOLD_S = 0.5  # without a next action, a step's image is written this long after its step
+_FRAME_WAIT_S = 1.5  # a frame showing an ended step may still arrive this long after it ended (a busy machine)
+_HOLD_S = 0.5  # without a next action, a step is pictured and its image written this long after its step
 _KEEP = 6  # recent frames kept per tab (a step's frame may arrive before its step is written)
 
 
@@ -62,14 +69,16 @@ async def capture_jpeg(page: Page, quality: int, scale: float, cdp: CDPSession |
 
 def screen_path(step: int) -> str:
     """The screenshot's path relative to the episode directory."""
-    return f"screens/{step:04d}.jpg"
+    return f"{SCREENS_DIR}/{step:04d}.jpg"
 
 
 @dataclass
 class _Frame:
-    stamp: float  # seconds since the epoch, when the browser presents it
+    stamp: float  # seconds since the epoch, when the browser presents it (a screenshot: when it came back)
     data: str  # base64 JPEG
     seq: int = 0  # arrival order (a screenshot taken for a step comes after every frame)
+    shot: bool = False  # a screenshot taken while the step was the page's state: it shows the step if it came
+    # back before the step ended
 
 
 @dataclass
@@ -90,20 +99,27 @@ class _Due:
     paint: _Paint | None = None  # the animation frame rendering the step's last change
     until: float | None = None  # when the next action began
     upper: float | None = None  # the frame time of the animation frame rendering the next action's first change
-    best: _Frame | None = None  # the latest frame showing the step
-    latest: _Frame | None = None  # the latest frame stamped before `until`, whatever it shows
+    best: _Frame | None = None  # the latest frame showing the step: its image
+    latest: _Frame | None = None  # the latest frame stamped before `until`, whatever it shows: frames do come
+    past: bool = False  # a frame drawing the next change arrived: frames come in order, none showing the step follows
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
     def offer(self, frame: _Frame) -> None:
-        before = self.until is None or frame.stamp < self.until
-        if before and (self.latest is None or frame.stamp > self.latest.stamp):
-            self.latest = frame
-            self.wake.set()
-        p = self.paint
-        if p is None or frame.seq <= p.seq or frame.stamp <= p.ran + _MARGIN_S:
-            return
-        if self.upper is not None and frame.stamp >= self.upper + _MARGIN_S:
-            return
+        if frame.shot:
+            if self.until is not None and frame.stamp > self.until:
+                return  # it came back after the step ended: it may show what followed
+        else:
+            before = self.until is None or frame.stamp < self.until
+            if before and (self.latest is None or frame.stamp > self.latest.stamp):
+                self.latest = frame
+                self.wake.set()
+            if self.upper is not None and frame.stamp >= self.upper + _MARGIN_S:
+                self.past = True
+                self.wake.set()
+                return
+            p = self.paint
+            if p is None or frame.seq <= p.seq or frame.stamp <= p.ran + _MARGIN_S:
+                return
         if self.best is None or frame.stamp > self.best.stamp:
             self.best = frame
             self.wake.set()
@@ -112,6 +128,7 @@ class _Due:
         """Choose again among the recent frames after `paint`, `until` or `upper` changed."""
         kept = [f for f in (self.best, self.latest) if f is not None]
         self.best = self.latest = None
+        self.past = False
         for frame in [*kept, *frames]:
             self.offer(frame)
 
@@ -141,6 +158,7 @@ class Screencast:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._shot: tuple[Page, int, float] | None = None  # page, quality and scale for a screenshot instead
         self._lags: deque[float] = deque(maxlen=8)  # recent delays from rendering a change to its frame
+        self._gone = False  # the tab closed: no frame will come
 
     async def start(self, page: Page, quality: int, scale: float) -> None:
         """Receive the page's paints and start streaming frames (scaled by `scale`)."""
@@ -156,7 +174,7 @@ class Screencast:
             params.update(maxWidth=round(size["width"] * scale), maxHeight=round(size["height"] * scale))
         await self.cdp.send("Page.startScreencast", params)
 
-    def due(self, path: Path, changed: float, reports: bool) -> None:
+    def due(self, path: Path, changed: float, reports: bool) -> _Due:
         """A step's image is due at `path`; `changed`: its last visible change (page clock, seconds)."""
         self.end(time.time())  # an earlier step of this tab is over (normally already ended by the next action)
         due = _Due(path, changed, reports)
@@ -164,39 +182,59 @@ class Screencast:
             due.learn(paint)
         due.recheck(self._frames)
         self._dues[due] = asyncio.get_running_loop().create_task(self._finish(due))
+        return due
+
+    def drop(self, due: _Due) -> None:
+        """Write no image for this step."""
+        if (task := self._dues.pop(due, None)) is not None:
+            task.cancel()
 
     async def wait_shown(self, timeout_s: float) -> None:
-        """Make sure each open step is pictured before the next action: wait until a frame showing it arrived, at
-        most about twice as long after its last change was rendered as frames took lately (if none comes, the
-        change painted nothing: the latest frame shows the step) and `timeout_s` after the change. A step
-        without any frame at all by then gets a screenshot."""
+        """Make sure each open step is pictured before the next action (`picture`)."""
         for due in list(self._dues):
-            while due.best is None and due.until is None:
-                limit = due.changed + timeout_s
-                if due.paint is not None and due.latest is not None:
-                    limit = min(limit, due.paint.ran + min(timeout_s, self._patience()))
-                left = limit - time.time()
-                if left <= 0:
-                    break
-                due.wake.clear()
-                with suppress(TimeoutError):
-                    await asyncio.wait_for(due.wake.wait(), left)
-            if due.best is None and due.latest is None and due.until is None and self._shot is not None:
-                with suppress(PlaywrightError):
-                    jpeg = await capture_jpeg(*self._shot, self.cdp)
-                    due.best = _Frame(time.time(), base64.b64encode(jpeg).decode("ascii"), sys.maxsize)
+            await self.picture(due, timeout_s)
 
-    def end(self, until: float) -> None:
-        """The next action began at `until` (seconds since the epoch): the open steps' images show nothing later."""
+    async def picture(self, due: _Due, timeout_s: float) -> bool:
+        """Make sure a step that is still the page's state (nothing ended it) is pictured: wait until a frame
+        showing it arrived, at most about twice as long after its last change was rendered as frames took lately
+        and `timeout_s` after the change; else take a screenshot. Whether the step has an image showing it."""
+        while due.best is None and due.until is None:
+            limit = due.changed + timeout_s
+            if due.paint is not None and due.latest is not None:
+                limit = min(limit, due.paint.ran + min(timeout_s, self._patience()))
+            left = limit - time.time()
+            if left <= 0:
+                break
+            due.wake.clear()
+            with suppress(TimeoutError):
+                await asyncio.wait_for(due.wake.wait(), left)
+        if due.best is None and due.until is None and self._shot is not None:
+            # No frame shows it: frames were dropped or are late, or the change painted nothing. The latest
+            # frame may predate the change; a frame rendered now shows the step.
+            with suppress(PlaywrightError):
+                jpeg = await capture_jpeg(*self._shot, self.cdp)
+                due.offer(_Frame(time.time(), base64.b64encode(jpeg).decode("ascii"), sys.maxsize, shot=True))
+        return due.best is not None
+
+    def end(self, until: float, last: bool = False) -> None:
+        """The next action began at `until` (seconds since the epoch): the open steps' images show nothing later.
+        `last`: the tab closed, no frame will come."""
+        if last:
+            self._gone = True
+            for due in self._dues:
+                due.wake.set()
         for due in self._dues:
-            if due.until is not None and due.until <= until:
-                continue
-            due.until = until
-            due.upper = None if due.reports else until
-            for paint in self._paints:
-                due.learn(paint)
-            due.recheck(self._frames)
-            due.wake.set()
+            self._end(due, until)
+
+    def _end(self, due: _Due, until: float) -> None:
+        if due.until is not None and due.until <= until:
+            return
+        due.until = until
+        due.upper = None if due.reports else until
+        for paint in self._paints:
+            due.learn(paint)
+        due.recheck(self._frames)
+        due.wake.set()
 
     async def close(self) -> None:
         """Picture the open steps, end them now and wait until their images are written."""
@@ -240,26 +278,27 @@ class Screencast:
         self.visible = bool(params.get("visible", True))
 
     async def _finish(self, due: _Due) -> None:
-        """Wait for the next action (or `_HOLD_S`), then (bounded) for a frame showing the step; write it."""
+        """Wait for the next action (or `_HOLD_S`: then picture the step, still the page's state), then (bounded,
+        unless the screencast moved past the step) for a frame showing the step; write it. Without one, no image:
+        the latest frame may show the state before."""
         try:
             with suppress(TimeoutError):
                 await asyncio.wait_for(self._until(due), _HOLD_S)
             if due.until is None:
-                self.end(time.time())
-            while due.best is None:
-                left = due.changed + _FRAME_WAIT_S - time.time()
+                await self.picture(due, 0)
+                self._end(due, time.time())  # this step only: a later one may be being pictured
+            deadline = (due.until or time.time()) + _FRAME_WAIT_S
+            while due.best is None and not due.past and not self._gone:
+                left = deadline - time.time()
                 if left <= 0:
                     break
                 due.wake.clear()
                 with suppress(TimeoutError):
                     await asyncio.wait_for(due.wake.wait(), left)
-            frame = due.best or due.latest
-            if frame is None:
-                logger.debug("recorders: no frame for {}", due.path.name)
-                return
             if due.best is None:
-                logger.debug("recorders: {}: no frame showed the step, the latest before the next", due.path.name)
-            due.path.write_bytes(base64.b64decode(frame.data))
+                logger.debug("recorders: {}: the page changed before any frame showed the step: no image", due.path.name)
+                return
+            due.path.write_bytes(base64.b64decode(due.best.data))
         finally:
             self._dues.pop(due, None)
 

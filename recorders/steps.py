@@ -98,7 +98,7 @@ class StepWriter:
         html = raw.get("html") or ""
         n = self.count
         dom_hash = state.dom_hash(html)
-        shot = await self._image(tab, n, dom_hash, raw)
+        shot = await self._image(tab, n, dom_hash, raw, observed=action.source == "observed")
         step = Step(
             step=n,
             t=round(self.clock() - self.t0, 3),
@@ -125,15 +125,18 @@ class StepWriter:
         """Wait (bounded) until the page is settled; return its raw state and whether it settled.
 
         Settled: nothing pending in the page and no request in flight (the fast path), or else no request
-        for `network_quiet_ms` and no DOM mutation for `dom_quiet_ms`. A page still navigating (or not answering)
+        for `network_quiet_ms` and no DOM mutation for `dom_quiet_ms`, both counted from the settle's start at the
+        earliest (a change an action scheduled may still be on its way). A page still navigating (or not answering)
         after `max_settle_ms` gets an unsettled step holding only its URL; None only when the page closed.
         """
         o = self.options
         deadline = time.monotonic() + o.max_settle_ms / 1000
+        since_ms = time.time() * 1000
         while True:
             late = time.monotonic() >= deadline
             raw = await observer.collect(
-                tab.page, facts, 0 if late else o.dom_quiet_ms, self.redactor.params, o.long_request_ms
+                tab.page, facts, 0 if late else o.dom_quiet_ms, self.redactor.params, o.long_request_ms,
+                since_ms=since_ms,
             )
             if raw is not None and not raw.get("partial"):
                 fast = not raw["busy"] and self.net.inflight == 0
@@ -152,8 +155,11 @@ class StepWriter:
             wait = _BUSY_POLL_S if raw is None or raw["busy"] else (o.dom_quiet_ms - raw["quiet"]) / 1000
             await asyncio.sleep(max(0.005, min(wait, deadline - time.monotonic())))
 
-    async def _image(self, tab: Tab, n: int, dom_hash: str, raw: dict[str, Any]) -> str | None:
-        """The step's image path, per `options.screenshots`: a screencast frame written later, else a screenshot now."""
+    async def _image(self, tab: Tab, n: int, dom_hash: str, raw: dict[str, Any], observed: bool) -> str | None:
+        """The step's image path, per `options.screenshots`: a screencast frame written later, else a screenshot now.
+
+        An observed step is pictured before its line is written (nothing holds its next event back, so its image
+        must be there before that): None when the page changed again first."""
         o = self.options
         if o.screenshots == "off":
             return None
@@ -162,7 +168,11 @@ class StepWriter:
         rel = screens.screen_path(n)
         cast = await tab.screencast()
         if cast is not None and cast.visible:
-            cast.due(self.out_dir / rel, raw["changed"] / 1000, raw["reports"])
+            due = cast.due(self.out_dir / rel, raw["changed"] / 1000, raw["reports"])
+            if observed and o.screenshot_wait_ms and not await cast.picture(due, o.screenshot_wait_ms / 1000):
+                cast.drop(due)
+                tab.shot_hash, tab.shot_path = dom_hash, None
+                return None
         else:
             try:
                 jpeg = await screens.capture_jpeg(

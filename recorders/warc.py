@@ -1,8 +1,9 @@
 """evidence.warc.gz: WARC 1.1, one gzip member per record, written by a background thread one record at a time.
 
 Records: `warcinfo` first; per exchange a `response` and a `request` (its `WARC-Concurrent-To` names the
-response); per step a `conversion` record of the page's visible text (`text/plain`) and one of its DOM
-snapshot (`application/json`), both with `WARC-Target-URI` = the page URL and `WARC-Rig-Step` = the step.
+response; a response whose body could not be read holds none and says why in `WARC-Rig-Missing`); per step
+a `conversion` record of the page's visible text (`text/plain`) and one of its DOM snapshot (`application/json`),
+both with `WARC-Target-URI` = the page URL and `WARC-Rig-Step` = the step.
 Each record is one `write()` call, so a killed process leaves every earlier record intact.
 """
 
@@ -29,6 +30,9 @@ from warcio.warcwriter import WARCWriter
 STEP_HEADER = "WARC-Rig-Step"
 #: Header saying what a per-step record holds: `text` or `dom`.
 CAPTURE_HEADER = "WARC-Rig-Capture"
+#: Header of a response record archived without its body, saying why (`body not readable: <reason>`): the record
+#: holds no body (its `WARC-Truncated` says so too) and is no answer to replay.
+MISSING_HEADER = "WARC-Rig-Missing"
 _GZIP_LEVEL = 6  # warcio's own wrapper uses 9: several times slower for a few percent
 
 
@@ -59,6 +63,7 @@ class Exchange:
     response_body: bytes = b""
     response_date: float = 0.0
     truncated: str | None = None  # WARC-Truncated reason: "length", "time", ...
+    missing: str | None = None  # why the body could not be read (WARC-Rig-Missing): the record holds none
 
 
 @dataclass
@@ -156,6 +161,8 @@ class WarcArchive:
             headers = {"WARC-Record-ID": item.response_id, "WARC-Date": warc_date(item.response_date)}
             if item.truncated:
                 headers["WARC-Truncated"] = item.truncated
+            if item.missing:
+                headers[MISSING_HEADER] = item.missing
             body = item.response_body
             out.append(
                 w.create_warc_record(

@@ -2,6 +2,8 @@
 
 Records are streamed once (warcio's ArchiveIterator). `request` records are joined to their `response`
 by `WARC-Concurrent-To`; a request without a response (it failed while recording) is kept as a failure.
+A response the recorder archived without its body (`WARC-Rig-Missing`) answers nothing: it and its request are
+left out (counted in `missing_bodies`), so replaying that request is a miss, never an empty answer.
 Per-step text records (`WARC-Rig-Capture: text`) are kept only as digests; DOM snapshots are skipped.
 """
 
@@ -26,6 +28,8 @@ from replay.keys import Key, KeyMaker, MatchRules, redacted_names
 STEP_HEADER = "WARC-Rig-Step"
 #: Header saying what a per-step record holds: `text` or `dom`.
 CAPTURE_HEADER = "WARC-Rig-Capture"
+#: Header of a response record the recorder archived without its body (its value says why): no answer to replay.
+MISSING_HEADER = "WARC-Rig-Missing"
 
 
 @dataclass(frozen=True)
@@ -74,12 +78,19 @@ class ArchiveIndex:
     exchanges: dict[Key, list[Exchange]] = field(default_factory=dict)
     #: sha256 of each step's text record (the recorder's `text_hash` of that step), by step number.
     step_text: dict[int, str] = field(default_factory=dict)
+    #: With `load_index(..., texts=True)`: each text record's text by its WARC-Record-ID, and the record ID by step.
+    texts: dict[str, str] = field(default_factory=dict)
+    text_ids: dict[int, str] = field(default_factory=dict)
     #: The earliest WARC-Date in the archive(s): when the recording started.
     recorded_at: datetime | None = None
     records: int = 0
     load_seconds: float = 0.0
     #: Problems that did not stop loading (a torn last record of a killed recording).
     errors: list[str] = field(default_factory=list)
+    #: Responses recorded without their body (`WARC-Rig-Missing`): left out with their requests, which replay as misses.
+    missing_bodies: int = 0
+    #: Where reading stopped short of the end, and why: a record that is not WARC in the middle of an archive.
+    stopped: tuple[int, str] | None = None
 
     def lookup(self, method: str, url: str, body: bytes | None = None, content_type: str | None = None) -> list[Exchange]:
         """The recorded exchanges answering this request, in recorded order (empty when none)."""
@@ -89,6 +100,11 @@ class ArchiveIndex:
         """The lookup key of a request under this index's rules and masked names."""
         return self.keys.key(method, url, body, content_type)
 
+    @classmethod
+    def empty(cls) -> ArchiveIndex:
+        """An index of no archive."""
+        return cls(KeyMaker(MatchRules()))
+
     def __len__(self) -> int:
         return sum(len(v) for v in self.exchanges.values())
 
@@ -97,11 +113,13 @@ class ArchiveIndex:
         return iter(sorted((x for v in self.exchanges.values() for x in v), key=lambda x: x.order))
 
 
-def load_index(paths: str | Path | Iterable[str | Path], rules: MatchRules | None = None, *, dedupe: bool = False) -> ArchiveIndex:
+def load_index(paths: str | Path | Iterable[str | Path], rules: MatchRules | None = None, *, dedupe: bool = False,
+               texts: bool = False) -> ArchiveIndex:
     """Read WARC files (in the order given) into an index.
 
     With `dedupe`, a response identical to one already held for the same key (status, content type, body)
     is dropped: merged crawls keep one copy of each distinct answer, still in first-recorded order.
+    With `texts`, the per-step text records are kept whole (`texts`, `text_ids`), not only as digests.
     """
     start = time.perf_counter()
     files = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
@@ -109,7 +127,7 @@ def load_index(paths: str | Path | Iterable[str | Path], rules: MatchRules | Non
     index = ArchiveIndex(KeyMaker(rules or MatchRules()))
     dates: list[str] = []
     for n, path in enumerate(files):
-        _read(path, n, raw, index, dates)
+        _read(path, n, raw, index, dates, texts)
     masked: set[str] = set()
     for x in raw:
         masked |= redacted_names(x.url, x.body, x.content_type)
@@ -148,10 +166,11 @@ def whole_gzip_members(data: bytes, chunk: int = 4096) -> int:
     return end
 
 
-def _read(path: Path, file_no: int, out: list[Exchange], index: ArchiveIndex, dates: list[str]) -> None:
+def _read(path: Path, file_no: int, out: list[Exchange], index: ArchiveIndex, dates: list[str], texts: bool) -> None:
     if not path.is_file():
         raise ReplayError(f"{path}: no such archive; an episode directory holds evidence.warc.gz")
     responses: dict[str, tuple[Response, str, str, int]] = {}
+    missing: set[str] = set()  # record ids of responses without their body
     requests: list[Exchange] = []
     pos, before = -1, index.records
     data = path.read_bytes()
@@ -173,7 +192,10 @@ def _read(path: Path, file_no: int, out: list[Exchange], index: ArchiveIndex, da
                 date = h.get_header("WARC-Date") or ""
                 if date:
                     dates.append(date)
-                if rec.rec_type == "response" and rec.http_headers is not None:
+                if rec.rec_type == "response" and h.get_header(MISSING_HEADER) is not None:
+                    missing.add(h.get_header("WARC-Record-ID"))  # no body: it answers nothing
+                    index.missing_bodies += 1
+                elif rec.rec_type == "response" and rec.http_headers is not None:
                     http = rec.http_headers
                     resp = Response(int(http.get_statuscode() or 0), http.statusline.partition(" ")[2], tuple(http.headers),
                                     rec.content_stream().read())
@@ -183,16 +205,27 @@ def _read(path: Path, file_no: int, out: list[Exchange], index: ArchiveIndex, da
                     requests.append(Exchange(http.protocol.upper(), h.get_header("WARC-Target-URI"), tuple(http.headers),
                                              rec.content_stream().read(), date, None,
                                              (file_no, date, pos), h.get_header("WARC-Concurrent-To")))
-                elif h.get_header(CAPTURE_HEADER) == "text" and h.get_header(STEP_HEADER) is not None:
-                    index.step_text[int(h.get_header(STEP_HEADER))] = hashlib.sha256(rec.content_stream().read()).hexdigest()
+                elif h.get_header(CAPTURE_HEADER) == "text":
+                    content = rec.content_stream().read()
+                    step = h.get_header(STEP_HEADER)
+                    if step is not None and step.isdigit():
+                        index.step_text[int(step)] = hashlib.sha256(content).hexdigest()
+                    if texts:
+                        rid = h.get_header("WARC-Record-ID")
+                        index.texts[rid] = content.decode("utf-8", "replace")
+                        if step is not None and step.isdigit():
+                            index.text_ids[int(step)] = rid
     except (ArchiveLoadFailed, OSError, ValueError, AttributeError, EOFError) as exc:
         if pos <= 0:
             raise ReplayError(f"{path}: not a readable WARC ({exc or type(exc).__name__}); check it with `warcio check {path}`") from None
         index.errors.append(f"{path}: reading stopped at byte {records.offset}, after {index.records - before} records "
                             f"({exc or type(exc).__name__}); the records before it are used")
+        index.stopped = (records.offset, str(getattr(exc, "msg", exc) or type(exc).__name__).strip())
     if pos < 0 and path.stat().st_size > 0:
         raise ReplayError(f"{path}: no WARC record in it (bad gzip?); check it with `warcio check {path}`")
     for x in requests:
+        if x.response_id in missing:
+            continue  # answered while recording, but without its body: a miss, not a failure nor an empty answer
         found = responses.pop(x.response_id, None) if x.response_id else None
         out.append(replace(x, response=found[0] if found else None))
     for resp, url, date, pos in responses.values():  # responses without a request record (other tools): GETs

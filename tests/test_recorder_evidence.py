@@ -20,7 +20,13 @@ from conftest import PAGES
 from loguru import logger
 from warcio.archiveiterator import ArchiveIterator
 
-from recorders import STEP_HEADER, Recorder, RecorderOptions, read_trajectory
+from recorders import (
+    MISSING_HEADER,
+    STEP_HEADER,
+    Recorder,
+    RecorderOptions,
+    read_trajectory,
+)
 from recorders.adapter import Dimension, SiteAdapter
 from recorders.inference import infer_action
 from recorders.redact import Redactor
@@ -76,6 +82,8 @@ async def test_warc_has_exchanges_and_per_step_text(browser, context, page, page
     assert json.loads(post[3]) == {"query": "boiga", "year": 1890}
     assert json.loads(responses[f"{pages_url}/api/echo"][3])["count"] == 42
     assert responses[f"{pages_url}/redirect"][2].get_statuscode() == "302"
+    # every body was read, the POST's too though the next action navigated away (tests/test_recorder_bodies.py)
+    assert rec.missing_bodies == 0 and not any(r[1].get_header(MISSING_HEADER) for r in responses.values())
 
     texts, doms = {}, {}
     for step in steps:
@@ -184,7 +192,9 @@ async def test_secrets_never_reach_any_artifact(context, page, pages_url, tmp_pa
     warc = artifacts["evidence.warc (decompressed)"].decode("utf-8", "replace")
     assert "Authorization" not in warc and "Cookie:" not in warc and "Set-Cookie" not in warc
     assert "user=&pw=%5Bredacted%5D" in warc and "password=%5Bredacted%5D&q=ok" in warc
-    assert "WARC-Truncated: time" in warc  # the page never read that fetch's body: archived without it, no stall
+    # the page never read that fetch's body: archived as missing, saying so, without a stall
+    assert "WARC-Truncated: time" in warc and f"{MISSING_HEADER}: body not readable: not read within 0.3 s" in warc
+    assert rec.missing_bodies >= 1
 
 
 def test_sigkill_leaves_complete_steps_and_records(pages_url, tmp_path):

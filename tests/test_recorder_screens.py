@@ -1,4 +1,5 @@
-"""Step images from the screencast: each step's JPEG shows that step's state, never the next action's."""
+"""Step images from the screencast: each step's JPEG shows that step's state, never the next action's nor the
+previous one's; a step ended by an event nothing could hold back, before any image of it came, has none."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from PIL import Image
 from test_recorder import wait_steps
 
 from recorders import Recorder, RecorderOptions, read_trajectory
+from recorders.background import spawn
+from recorders.screens import Screencast
 
 #: The colours of tests/pages/colours.html, state n showing COLOURS[n % 10] over the whole viewport.
 COLOURS = [
@@ -64,9 +67,50 @@ async def test_each_step_image_shows_its_state_not_the_next_actions(context, pag
 
     steps = read_trajectory(tmp_path / "ep" / "trajectory.jsonl")
     assert len(steps) == len(expected) and all(s.screenshot == f"screens/{s.step:04d}.jpg" for s in steps)
-    got = [shown((tmp_path / "ep" / s.screenshot).read_bytes()) for s in steps]
-    assert got == expected, f"{got} != {expected}"
+    # The agent steps the person's clicks ended right away: when no frame of them had come (a busy machine drops
+    # and delays frames) nothing could be pictured in time, and they have no image rather than a wrong one.
+    unheld = {len(expected) - 4, len(expected) - 2}
+    got = [shown(f.read_bytes()) if (f := tmp_path / "ep" / s.screenshot).exists() else None for s in steps]
+    assert all(g is not None or n in unheld for n, g in enumerate(got)), got
+    assert [g for g in got if g is not None] == [e for g, e in zip(got, expected, strict=True) if g is not None], (
+        f"{got} != {expected}"
+    )
     assert [s.action.source for s in steps[-3:]] == ["observed", "agent", "observed"]
+
+
+async def test_steps_are_pictured_without_frames_or_get_no_image(context, page, pages_url, tmp_path, monkeypatch):
+    """No screencast frame arrives (all dropped, as a busy machine may): every step still gets an image of its
+    own state (a screenshot while it is the page's state), or, ended by an event first, none at all."""
+
+    def drop_frames(self: Screencast, params: dict[str, Any]) -> None:
+        spawn(self._tasks, self.cdp.send("Page.screencastFrameAck", {"sessionId": params["sessionId"]}))
+
+    monkeypatch.setattr(Screencast, "_on_frame", drop_frames)
+    rec = await Recorder.attach(
+        context, tmp_path / "ep", options=RecorderOptions(screenshots="every", observe_idle_ms=100)
+    )
+    expected: list[int | None] = []
+
+    async def act(state: int | None, script: str | None) -> None:
+        async with rec.action({"type": "click" if script else "goto", "target": None, "value": None}):
+            await (page.evaluate(script) if script else page.goto(f"{pages_url}/colours.html"))
+        expected.append(state)
+
+    await act(0, None)
+    await act(1, "show(1)")
+    await act(1, "document.body.dataset.x = '1'")  # a change that paints nothing
+    await act(3, "show(3)")
+    await page.click("#next")  # a person's click at once: the step before may have no image, never a wrong one
+    await wait_steps(rec, len(expected) + 1)
+    expected.append(4)
+    await act(5, "show(5)")
+    await rec.close()
+
+    steps = read_trajectory(tmp_path / "ep" / "trajectory.jsonl")
+    assert [s.action.source for s in steps] == ["agent"] * 4 + ["observed", "agent"]
+    assert all(s.screenshot == f"screens/{s.step:04d}.jpg" for s in steps)
+    got = [shown(f.read_bytes()) if (f := tmp_path / "ep" / s.screenshot).exists() else None for s in steps]
+    assert got[3] in (3, None) and got[:3] + got[4:] == [0, 1, 1, 4, 5], got
 
 
 async def test_scaled_images_and_unchanged_steps_share_an_image(context, page, pages_url, tmp_path):
