@@ -31,9 +31,10 @@ from replay.report import (
 )
 from replay.route import ReplaySession
 
-#: A step that differs is captured again this often after the action: the recorder judges "settled" by short quiet
-#: windows, and replay answers requests faster than the live site did, so a capture can land mid-update.
-RECHECKS = 5
+#: A step that differs is captured again this often (100 ms apart) after the action: the recorder judges "settled"
+#: by short quiet windows, and replay answers requests faster than the live site did, so a capture can land
+#: mid-update; on a busy machine the page may take a couple of seconds to reach the recorded state.
+RECHECKS = 20
 _RECHECK_S = 0.1
 
 

@@ -121,7 +121,8 @@ async def test_dialogs_are_answered_and_recorded(hostile, tmp_path):
         ], 5),
     }
     run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10))
-    assert run.seconds < 30
+    # `_ok` asserts each episode ended ok: a dialog that blocked its page would have run it into its 30 s budget
+    # (a wall-clock bound on the whole run measured the machine's load, not the dialogs)
 
     steps = _ok(run, "alert-load", 5)
     assert run.answer("alert-load")["loaded"] == "loaded", "the alert did not block the page"
