@@ -81,10 +81,14 @@ def read_trajectory(path: str | Path) -> list[Step]:
 
 
 def _line_error(path: str, n: int, line: str, e: ValidationError) -> TrajectoryError:
+    err = e.errors()[0]
+    if err["type"] == "json_invalid" and "recursion limit" in err["msg"]:
+        return TrajectoryError(path, f"line {n}", "not a trajectory step: nested too deeply")
     try:
         json.loads(line)
     except json.JSONDecodeError as bad:
         return TrajectoryError(path, f"line {n}, column {bad.colno}", f"not JSON: {bad.msg}")
-    err = e.errors()[0]
+    except RecursionError:
+        return TrajectoryError(path, f"line {n}", "not a trajectory step: nested too deeply")
     where = ".".join(str(x) for x in err["loc"])
     return TrajectoryError(path, f"line {n}" + (f", field {where}" if where else ""), f"not a trajectory step: {err['msg']}")

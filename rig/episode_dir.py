@@ -39,6 +39,7 @@ from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailure, ParseFailureRecord, parse_table
 from rig.formats.audit import Audit
 from rig.formats.episode import Episode
+from rig.formats.files import read_limited
 from rig.formats.grade import Grade
 from rig.formats.summary import Summary
 
@@ -81,10 +82,9 @@ def _write_model(path: Path, model: BaseModel) -> Path:
 
 def _read_model(path: Path, model: type[_M], what: str) -> _M:
     """A JSON file read into its model; InputError naming the file, the field and the reason."""
+    data = read_limited(path, what)
     try:
-        return model.model_validate_json(path.read_bytes())
-    except OSError as e:
-        raise InputError(str(path), None, f"cannot read {what}: {e.strerror}") from None
+        return model.model_validate_json(data)
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(x) for x in err["loc"]) or None
@@ -272,6 +272,16 @@ class EpisodeDir:
             raise InputError(str(warc), f"byte {at}", f"not a WARC record ({why}); check it with `warcio check {warc}`")
         return index
 
+    def evidence_gaps(self) -> list[str]:
+        """What is missing of the recorder's evidence: no or an empty trajectory or archive (none: nothing)."""
+        gaps = []
+        for path in (self.trajectory_file, self.warc_file):
+            if not path.is_file():
+                gaps.append(f"no {path.name}")
+            elif path.stat().st_size == 0:
+                gaps.append(f"{path.name} is empty")
+        return gaps
+
     # attempts and references
     def attempts(self) -> list[EpisodeDir]:
         """Earlier attempts kept under `attempts/<n>/`, in order."""
@@ -310,13 +320,13 @@ class EpisodeDir:
 
 def read_answer_file(path: Path) -> Answer:
     """An answer file (answer.json, or any answer-table text `rig score` reads); ParseFailure if it holds none."""
+    raw = read_limited(path, "the answer")
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(str(path), None, f"cannot read the answer: {e.strerror}") from None
+        return parse_table(raw.decode("utf-8"), str(path))
     except UnicodeDecodeError as e:
         raise ParseFailure(str(path), f"not UTF-8 text (byte {e.start})") from None
-    return parse_table(text, str(path))
+    except RecursionError:
+        raise ParseFailure(str(path), "nested too deeply to be an answer") from None
 
 
 class RunsDir:
@@ -356,6 +366,17 @@ class RunsDir:
         """Every episode directory below, sorted (failed attempts kept under `attempts/` are not episodes)."""
         return [EpisodeDir(p.parent) for p in sorted(self.path.rglob(EPISODE_FILE))
                 if ATTEMPTS_DIR not in p.relative_to(self.path).parts[:-1]]
+
+    def strays(self) -> list[Path]:
+        """Directories that should be episodes and are not: a `trial-<n>` directory, or one holding a trajectory,
+        an archive or an answer, without `episode.json` and not inside an episode directory, sorted."""
+        found = {p for p in self.path.rglob("trial-*") if p.is_dir()}
+        found |= {p.parent for name in (TRAJECTORY_FILE, WARC_FILE, ANSWER_FILE) for p in self.path.rglob(name)}
+
+        def in_episode(d: Path) -> bool:
+            return any((a / EPISODE_FILE).exists() for a in [d, *d.parents] if a == self.path or self.path in a.parents)
+
+        return sorted(d for d in found if not in_episode(d))
 
     def read_summary(self) -> Summary:
         """`summary.json`; InputError when it is missing or invalid."""

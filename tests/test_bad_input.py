@@ -155,3 +155,74 @@ def test_garbage_and_corrupt_warcs_name_the_file(tmp_path):
     with pytest.raises(InputError) as exc:
         Evidence.from_archive(EpisodeDir(d2).archive(), []).loaded
     assert str(exc.value).startswith(f"{d2 / 'evidence.warc.gz'}: byte 1646: not a WARC record")
+
+
+# --- one bad file does not sink a run (issue 17, item 5) ---
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.fixture
+def mixed_run(tmp_path):
+    """A runs directory of the synthetic task: one good episode and one of each kind of broken one."""
+    import yaml
+    from test_grading_states import GOLD, answer, reference_steps, synthetic_task, write_episode
+
+    task_file = tmp_path / "syn-01.yaml"
+    task_file.write_text(yaml.safe_dump(synthetic_task().model_dump(mode="json"), allow_unicode=True))
+    root = tmp_path / "runs"
+
+    def ep(agent: str) -> Path:
+        return write_episode(root / "syn-01" / "constraint" / agent / "trial-0", reference_steps(), answer(GOLD),
+                             agent=agent, task_path=str(task_file))
+
+    ep("good")
+    (ep("deep-answer") / "answer.json").write_text('{"columns": ["A"], "rows": ' + DEEP + "}")
+    traj = ep("deep-step") / "trajectory.jsonl"
+    traj.write_text(traj.read_text() + '{"step": 9, "state": ' + DEEP + "}\n" + traj.read_text().splitlines()[0] + "\n")
+    (ep("bad-line") / "trajectory.jsonl").write_text('{"step": 0,\n{"step": 1}\n')
+    (ep("not-gzip") / "evidence.warc.gz").write_bytes(b"this is not an archive\n" * 20)
+    (ep("no-trajectory") / "trajectory.jsonl").unlink()
+    (ep("empty-archive") / "evidence.warc.gz").write_bytes(b"")
+    stray = root / "syn-01" / "constraint" / "good" / "trial-1"
+    stray.mkdir()
+    (stray / "trajectory.jsonl").write_text("")
+    return root
+
+
+def test_each_episode_is_graded_on_its_own(mixed_run):
+    summary = grade_runs(mixed_run)
+    by_agent = {json.loads(p.read_text())["agent"]: json.loads(p.read_text()) for p in mixed_run.rglob("grade.json")}
+    assert set(by_agent) == {"good", "deep-answer", "deep-step", "bad-line", "not-gzip", "no-trajectory", "empty-archive"}
+    assert by_agent["good"]["passed"] and not by_agent["good"]["incomplete_evidence"]
+    assert by_agent["deep-answer"]["status"] == "parse_failure" and "nested too deeply" in by_agent["deep-answer"]["error"]
+    assert "trajectory.jsonl: line 7: not a trajectory step: nested too deeply" in by_agent["deep-step"]["grading_error"]
+    assert "line 1, column" in by_agent["bad-line"]["grading_error"]
+    assert "not a WARC file" in by_agent["not-gzip"]["grading_error"]
+    for agent, gap in (("no-trajectory", "no trajectory.jsonl"), ("empty-archive", "evidence.warc.gz is empty")):
+        assert by_agent[agent]["scored"] and by_agent[agent]["passed"] is False, agent
+        assert gap in by_agent[agent]["incomplete_evidence"], agent
+    assert (summary.episodes, summary.ungraded, summary.incomplete_evidence) == (8, 4, 2)
+    kinds = {(Path(p.episode).parent.name, Path(p.episode).name): p.kind for p in summary.problems}
+    assert kinds == {("deep-step", "trial-0"): "ungraded", ("bad-line", "trial-0"): "ungraded",
+                     ("not-gzip", "trial-0"): "ungraded", ("no-trajectory", "trial-0"): "incomplete_evidence",
+                     ("empty-archive", "trial-0"): "incomplete_evidence", ("good", "trial-1"): "not_an_episode"}
+    assert not (mixed_run / "syn-01" / "constraint" / "good" / "trial-1" / "grade.json").exists()
+    md = (mixed_run / "summary.md").read_text()
+    assert "4 could not be graded" in md and "## Episodes whose numbers are missing or incomplete (6)" in md
+
+
+def test_report_is_written_around_broken_episodes(mixed_run):
+    from rig.report import write_report
+
+    grade_runs(mixed_run)
+    (mixed_run / "syn-01" / "constraint" / "deep-step" / "trial-0" / "episode.json").write_text("{" * 50)
+    index = write_report(mixed_run)
+    html = index.read_text()
+    assert 'id="problems"' in html
+    assert html.count('class="problem-') >= 6
+    assert "not shown" in html and "deep-step" in html  # its episode.json is unreadable now: listed, not dropped
+    pages = {p.name for p in (index.parent / "episodes").glob("*.html")}
+    assert len(pages) == 6
+    bad_line = next(p for p in (index.parent / "episodes").glob("*bad-line*.html"))
+    assert 'id="page-error"' in bad_line.read_text() and "not JSON" in bad_line.read_text()

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from rig.errors import ScriptError
+from rig.formats.files import read_limited
 
 
 class _Args(BaseModel):
@@ -180,18 +181,24 @@ def parse_actions(data: Any, source: str = "<script>") -> list[BaseModel]:
     return actions
 
 
+#: An action script is text a person writes: far below this.
+MAX_SCRIPT_BYTES = 8 * 1024 * 1024
+
+
 def load_script(path: str | Path) -> list[BaseModel]:
     """Read and validate an action script file (YAML or JSON)."""
     p = Path(path)
+    raw = read_limited(p, "the script", MAX_SCRIPT_BYTES, ScriptError)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScriptError(str(p), None, f"cannot read: {exc.strerror}") from None
-    try:
+        text = raw.decode("utf-8")
         data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+        return parse_actions(data, str(p))
+    except UnicodeDecodeError as exc:
+        raise ScriptError(str(p), f"byte {exc.start}", "not UTF-8 text") from None
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ScriptError(str(p), None, f"not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {exc}") from None
-    return parse_actions(data, str(p))
+    except RecursionError:
+        raise ScriptError(str(p), None, "not an action script: nested too deeply") from None
 
 
 def dump_actions(actions: list[BaseModel]) -> list[dict[str, Any]]:

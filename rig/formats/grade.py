@@ -216,6 +216,10 @@ class Grade(BaseModel):
     scored: bool = Field(description="false for infra_error/incomplete episodes and episodes without a task: "
                                      "never scored as zero, excluded from means")
     error: str | None = None
+    grading_error: str | None = Field(default=None, description="why the grader could not grade this episode (an "
+                                      "unreadable file, a task that cannot be loaded): counted in the summary, not scored")
+    incomplete_evidence: list[str] = Field(default_factory=list, description="evidence the episode should hold and "
+                                           "does not (no or an empty trajectory or archive): such an episode never passes")
     passed: bool | None = Field(default=None, description="Row-F1 = 1 and P.O.A. = 1 (or a single gold row) for an "
                                                         "answer table, and hard record F1 = 1 for records")
     scores: TableScore | None = Field(default=None, description="answer-table scores (null: a records-only task)")

@@ -36,6 +36,10 @@ class GroupSummary(Metrics):
     agent: str
     variant: str | None
     infra: int = Field(description="infra_error or incomplete episodes: not scored")
+    infra_rate: float | None = Field(default=None, description="infra / episodes: the share of this agent's episodes "
+                                     "its scores leave out (an agent that crashes its own browser is not scored)")
+    ungraded: int = Field(default=0, description="episodes the grader could not grade (see the summary's problems)")
+    incomplete_evidence: int = Field(default=0, description="episodes missing their trajectory or archive (never passed)")
     statuses: dict[str, int]
     gold_state_reach: float | None = Field(default=None, description="mean share of gold states reached")
     answer_state_reach: float | None = Field(default=None, description="share of episodes reaching an answer state")
@@ -53,6 +57,19 @@ class AgreementCount(BaseModel):
     labels: dict[str, int] = Field(description="automatic label (or `none`) -> count")
 
 
+ProblemKind = Literal["ungraded", "incomplete_evidence", "not_an_episode"]
+
+
+class EpisodeProblem(BaseModel):
+    """An episode (or a directory that should be one) whose numbers are missing or not to be trusted, and why."""
+
+    episode: str = Field(description="the directory")
+    agent: str | None = None
+    kind: ProblemKind = Field(description="ungraded: the grader failed on it; incomplete_evidence: its trajectory or "
+                              "archive is missing or empty; not_an_episode: a trial directory without episode.json")
+    reason: str
+
+
 class Summary(BaseModel):
     """`summary.json`."""
 
@@ -62,6 +79,11 @@ class Summary(BaseModel):
     episodes: int
     scored: int
     infra: int
+    infra_rate: float | None = Field(default=None, description="infra / episodes over the whole run")
+    ungraded: int = Field(default=0, description="episodes (and trial directories) the grader could not grade")
+    incomplete_evidence: int = Field(default=0, description="episodes missing their trajectory or archive")
+    problems: list[EpisodeProblem] = Field(default_factory=list, description="every ungraded episode, episode with "
+                                           "incomplete evidence and trial directory without episode.json, with the reason")
     groups: list[GroupSummary]
     label_agreement: dict[str, float] | None = Field(
         default=None, description="share of perturbed episodes (status ok) whose automatic label equals the injected fault")

@@ -56,8 +56,14 @@ def grade_episode(episode_dir: str | Path | EpisodeDir, task: Task | None = None
     grade.task_sha256 = task_sha256(task_file) if task_file else None
     if episode.status in UNSCORED:
         return grade
+    grade.incomplete_evidence = ed.evidence_gaps()
     steps = ed.steps()
-    evidence = Evidence.from_archive(ed.archive(), steps) if steps else Evidence()
+    if not steps and not grade.incomplete_evidence:
+        grade.incomplete_evidence.append(f"{ed.trajectory_file.name} holds no complete step")
+    archive = ed.archive() if steps else None
+    if archive is not None and archive.records == 0 and not any(ed.warc_file.name in g for g in grade.incomplete_evidence):
+        grade.incomplete_evidence.append(f"{ed.warc_file.name} holds no complete record")
+    evidence = Evidence.from_archive(archive, steps) if archive is not None else Evidence()
     texts = evidence.texts
     grade.missing_text_steps = texts.missing
     answer: Answer | None = None
@@ -78,7 +84,7 @@ def grade_episode(episode_dir: str | Path | EpisodeDir, task: Task | None = None
         graded = check_records(task.records, answer, evidence, steps, episode.start_url)
         grade.records, grade.record_scores = graded.records, graded.scores
         passed.append(graded.scores.hard_f1 >= 1.0 - 1e-9)
-    grade.scored, grade.passed = True, all(passed)
+    grade.scored, grade.passed = True, all(passed) and not grade.incomplete_evidence
     es = EpisodeStates(task, steps, texts, answer)
     grade.gold_states, grade.answer_states, grade.evidence = es.reach(), es.answer_names, _evidence(task, es)
     grade.rows = es.provenance()

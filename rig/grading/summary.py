@@ -8,6 +8,7 @@ over each task's scored trials; an episode passes when Row-F1 = 1 and P.O.A. = 1
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from statistics import fmean
@@ -16,12 +17,17 @@ from rig.formats.grade import UNSCORED, Grade
 from rig.formats.summary import (
     RECORD_METRICS,
     AgreementCount,
+    EpisodeProblem,
     GroupSummary,
     Metrics,
     Summary,
 )
 from rig.grading.labels import CATEGORIES
 from rig.grading.passk import over_tasks
+
+
+#: How a grade of a directory without episode.json begins its `grading_error`.
+NOT_AN_EPISODE = "not an episode"
 
 
 def _mean(xs: Iterable[float | None]) -> float | None:
@@ -68,7 +74,9 @@ def _group(agent: str, variant: str | None, grades: list[Grade]) -> GroupSummary
         fam[g.family or "unknown"].append(g)
     return GroupSummary(
         **_metrics(grades).model_dump(), agent=agent, variant=variant,
-        infra=sum(g.status in UNSCORED for g in grades), statuses=dict(Counter(g.status for g in grades)),
+        infra=sum(g.status in UNSCORED for g in grades), infra_rate=_rate(grades),
+        ungraded=sum(g.grading_error is not None for g in grades),
+        incomplete_evidence=sum(bool(g.incomplete_evidence) for g in grades), statuses=dict(Counter(g.status for g in grades)),
         gold_state_reach=_mean(sum(r.reached for r in g.gold_states) / len(g.gold_states) for g in scored if g.gold_states),
         answer_state_reach=_mean(float(any(r.reached for r in g.gold_states if r.name in g.answer_states))
                                  for g in scored if g.gold_states),
@@ -76,6 +84,24 @@ def _group(agent: str, variant: str | None, grades: list[Grade]) -> GroupSummary
         passk=_passk(grades), failures={c: sum(g.label == c for g in grades) for c in CATEGORIES},
         families={f: _metrics(gs) for f, gs in sorted(fam.items())},
     )
+
+
+def _rate(grades: list[Grade]) -> float | None:
+    """The share of episodes that were infrastructure failures (None: no episode)."""
+    return sum(g.status in UNSCORED for g in grades) / len(grades) if grades else None
+
+
+def _problems(grades: list[Grade]) -> list[EpisodeProblem]:
+    out = []
+    for g in grades:
+        agent = None if g.agent == "unknown" else g.agent
+        if g.grading_error is not None:
+            kind = "not_an_episode" if g.grading_error.startswith(NOT_AN_EPISODE) else "ungraded"
+            out.append(EpisodeProblem(episode=g.episode, agent=agent, kind=kind, reason=g.grading_error))
+        elif g.incomplete_evidence:
+            out.append(EpisodeProblem(episode=g.episode, agent=agent, kind="incomplete_evidence",
+                                      reason="; ".join(g.incomplete_evidence)))
+    return out
 
 
 def _agreement(grades: list[Grade]) -> tuple[dict[str, float], dict[str, AgreementCount]] | None:
@@ -100,7 +126,10 @@ def summarize(grades: list[Grade], runs_dir: str) -> Summary:
     agreement = _agreement(grades)
     return Summary(
         runs_dir=runs_dir, episodes=len(grades), scored=sum(g.scored for g in grades),
-        infra=sum(g.status in UNSCORED for g in grades), groups=[_group(a, v, groups[(a, v)]) for a, v in order],
+        infra=sum(g.status in UNSCORED for g in grades), infra_rate=_rate(grades),
+        ungraded=sum(g.grading_error is not None for g in grades),
+        incomplete_evidence=sum(bool(g.incomplete_evidence) for g in grades), problems=_problems(grades),
+        groups=[_group(a, v, groups[(a, v)]) for a, v in order],
         label_agreement=agreement[0] if agreement else None, label_agreement_detail=agreement[1] if agreement else None,
     )
 
@@ -109,20 +138,62 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.2f}"
 
 
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&])")
+_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")  # an underscore inside a word is not emphasis
+
+
+def md_text(text: object) -> str:
+    """Text from a file (an agent name, a path, a reason) made inert in a Markdown table cell: one line, with every
+    character that could start markup, a link, HTML or a new cell escaped."""
+    one_line = " ".join(str(text).split())
+    return _MD_UNDERSCORE.sub(r"\\_", _MD_SPECIAL.sub(r"\\\1", one_line))
+
+
+def _agent_infra(summary: Summary) -> dict[str, tuple[int, int]]:
+    """Per agent over its variants: (infrastructure failures, episodes)."""
+    out: dict[str, tuple[int, int]] = {}
+    for g in summary.groups:
+        infra, episodes = out.get(g.agent, (0, 0))
+        out[g.agent] = (infra + g.infra, episodes + g.episodes)
+    return out
+
+
+def infra_warnings(summary: Summary) -> list[str]:
+    """One sentence per agent whose episodes include infrastructure failures: its scores leave those out."""
+    return [f"{agent}: {infra} of {n} episodes were infrastructure failures ({_pct(infra / n)} %), not scored; "
+            "its scores are over the rest" for agent, (infra, n) in _agent_infra(summary).items() if infra]
+
+
+def _problems_md(summary: Summary) -> list[str]:
+    if not summary.problems:
+        return []
+    out = ["", f"## Episodes whose numbers are missing or incomplete ({len(summary.problems)})", "",
+           "| Episode | Agent | Problem | Reason |", "|---|---|---|---|"]
+    out += [f"| {md_text(p.episode)} | {md_text(p.agent or '–')} | {p.kind} | {md_text(p.reason)} |"
+            for p in summary.problems]
+    return out
+
+
 def markdown(summary: Summary) -> str:
     """summary.md: a Table 2-shaped results table, then retrieval-state metrics, failure counts and label agreement."""
     agents = list(dict.fromkeys(g.agent for g in summary.groups))
     by = {(g.agent, g.variant): g for g in summary.groups}
-    out = [f"# Results ({summary.episodes} episodes, {summary.scored} scored, {summary.infra} not scored: infrastructure)", "",
-           "| Agent | Constraint Row-F1 | Constraint Item-F1 | Constraint P.O.A. | Goal Row-F1 | Goal Item-F1 | Goal P.O.A. "
-           "| Overall Item-F1 |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    infra = _agent_infra(summary)
+    head = f"# Results ({summary.episodes} episodes, {summary.scored} scored, {summary.infra} not scored: infrastructure"
+    head += f", {summary.ungraded} could not be graded)" if summary.ungraded else ")"
+    out = [head, ""]
+    out += [f"**Warning:** {md_text(w)}" + "  " for w in infra_warnings(summary)] + ([""] if summary.infra else [])
+    out += ["| Agent | Constraint Row-F1 | Constraint Item-F1 | Constraint P.O.A. | Goal Row-F1 | Goal Item-F1 | Goal P.O.A. "
+            "| Overall Item-F1 | Infra failures |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for a in agents:
         cells = []
         for v in ("constraint", "goal"):
             g = by.get((a, v))
             cells += [_pct(g.row_f1), _pct(g.item_f1), _pct(g.poa)] if g else ["–"] * 3
         overall = pooled([g for g in summary.groups if g.agent == a], "item_f1")
-        out.append(f"| {a} | " + " | ".join(cells) + f" | {_pct(overall)} |")
+        n_infra, n = infra[a]
+        flag = f"{_pct(n_infra / n)} ⚠" if n_infra else _pct(0.0)
+        out.append(f"| {md_text(a)} | " + " | ".join(cells) + f" | {_pct(overall)} | {flag} |")
     short = {"scope_drift": "Scope", "criterion_mismatch": "Crit.", "intent_rewriting": "Intent",
              "page_misreading": "Page", "retrieval_dependency": "Dep.", "answer_composition": "Final"}
     out += ["", "## Retrieval states, repeated trials and failure categories", "",
@@ -134,23 +205,24 @@ def markdown(summary: Summary) -> str:
         k = ks[-1] if ks and ks[-1] > 1 else None
         pk = [_pct(g.passk.get("pass@1")), _pct(g.passk.get("avg@1")),
               f"{_pct(g.passk[f'pass@{k}'])} (k={k})" if k else "–", _pct(g.passk[f"avg@{k}"]) if k else "–"]
-        out.append(f"| {g.agent} | {g.variant or '–'} | {g.episodes} | {g.scored} | {g.infra} | {_pct(g.gold_state_reach)} "
-                   f"| {_pct(g.answer_state_reach)} | {_pct(g.state_anchored_rows)} | " + " | ".join(pk) + " | "
-                   + " | ".join(str(g.failures[c]) for c in CATEGORIES) + " |")
+        out.append(f"| {md_text(g.agent)} | {md_text(g.variant or '–')} | {g.episodes} | {g.scored} | {g.infra} "
+                   f"| {_pct(g.gold_state_reach)} | {_pct(g.answer_state_reach)} | {_pct(g.state_anchored_rows)} | "
+                   + " | ".join(pk) + " | " + " | ".join(str(g.failures[c]) for c in CATEGORIES) + " |")
     if any(g.record_episodes for g in summary.groups):
         out += ["", "## Evidence records (soft and hard precision, recall, F1; means over record tasks)", "",
                 "| Agent | Variant | Record episodes | Soft P | Soft R | Soft F1 | Hard P | Hard R | Hard F1 |",
                 "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
         for g in summary.groups:
             if g.record_episodes:
-                out.append(f"| {g.agent} | {g.variant or '–'} | {g.record_episodes} | "
+                out.append(f"| {md_text(g.agent)} | {md_text(g.variant or '–')} | {g.record_episodes} | "
                            + " | ".join(_pct(getattr(g, f"record_{m}")) for m in RECORD_METRICS) + " |")
     if summary.label_agreement and summary.label_agreement_detail:
         out += ["", f"## Label agreement with injected faults: {_pct(summary.label_agreement['overall'])} %", "",
                 "| Injected | Episodes | Agree | Agreement | Automatic labels |", "|---|---:|---:|---:|---|"]
         for kind, d in summary.label_agreement_detail.items():
-            labels = ", ".join(f"{k}: {n}" for k, n in sorted(d.labels.items()))
-            out.append(f"| {kind} | {d.episodes} | {d.agree} | {_pct(d.agree / d.episodes)} | {labels} |")
+            labels = ", ".join(f"{md_text(k)}: {n}" for k, n in sorted(d.labels.items()))
+            out.append(f"| {md_text(kind)} | {d.episodes} | {d.agree} | {_pct(d.agree / d.episodes)} | {labels} |")
+    out += _problems_md(summary)
     return "\n".join(out) + "\n"
 
 

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from loguru import logger
 from PIL import Image
 
+from rig.episode_dir import write_atomic
+from rig.errors import RigError
 from rig.formats.audit import NO_FAILURE
 from rig.formats.summary import GroupSummary
 from rig.grading.labels import CATEGORIES
+from rig.grading.summary import infra_warnings
 from rig.report.episode_view import (
     answer_table,
     citations,
@@ -57,14 +62,40 @@ def _env() -> Environment:
 
 
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
 def _fresh(target: Path, source: Path) -> bool:
-    return target.exists() and target.stat().st_mtime >= source.stat().st_mtime
+    """Whether a copied or derived file is there, whole (never empty) and newer than its source."""
+    if not target.is_file():
+        return False
+    st = target.stat()
+    return st.st_size > 0 and st.st_mtime >= source.stat().st_mtime
+
+
+def _replace_with(target: Path, make: Callable[[Path], None]) -> None:
+    """Write `target` through `make(temporary path)` and rename it into place: a killed report leaves no part-file
+    under the target's name (which a later report would keep as fresh)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-")
+    os.close(fd)
+    try:
+        make(Path(tmp))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _thumbnail(src: Path, dst: Path) -> None:
+    try:
+        with Image.open(src) as im:
+            im.draft("RGB", (THUMB_WIDTH, THUMB_WIDTH))
+            small = im.convert("RGB")
+            small.thumbnail((THUMB_WIDTH, THUMB_WIDTH * 4))
+            small.save(dst, "JPEG", quality=70)
+    except OSError:  # not an image Pillow reads: the thumbnail is the image itself
+        shutil.copyfile(src, dst)
 
 
 class Report:
@@ -80,9 +111,18 @@ class Report:
         self.out.mkdir(parents=True, exist_ok=True)
         shutil.copytree(ASSETS, self.out / "assets", dirs_exist_ok=True)
         for e in self.run.episodes:
-            self.write_episode(e, texts=True)
+            try:
+                self.write_episode(e, texts=True)
+            except Exception as exc:  # noqa: BLE001 - one episode's bad file must not cost the run its report
+                e.page_error = str(exc) if isinstance(exc, (OSError, ValueError, RigError)) else f"{type(exc).__name__}: {exc}"
+                logger.warning("{}: episode page not written: {}", e.dir, e.page_error)
+                self._write_broken(e)
             e.forget()
         return self.write_index()
+
+    def _write_broken(self, e: EpisodeData) -> None:
+        """The page of an episode whose files could not be shown: what episode.json says, and why."""
+        _write(self.out / "episodes" / f"{e.id}.html", self.env.get_template("broken.html").render(root="../", e=e))
 
     def write_index(self) -> Path:
         """Write the run overview."""
@@ -93,6 +133,7 @@ class Report:
             families=family_rows(run.summary, run.episodes),
             records=any(g.record_episodes for g in run.summary.groups),
             agreement=audit_agreement(run.episodes), audited=[e for e in run.episodes if e.audit is not None],
+            infra_warnings=infra_warnings(run.summary),
             episodes=run.episodes))
         return path
 
@@ -136,18 +177,9 @@ class Report:
                 continue
             thumb, full = (self.out / p for p in screen_paths(e.id, s))
             if not _fresh(full, src):
-                full.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, full)
+                _replace_with(full, lambda tmp, src=src: shutil.copyfile(src, tmp))  # type: ignore[misc]
             if not _fresh(thumb, src):
-                thumb.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    with Image.open(src) as im:
-                        im.draft("RGB", (THUMB_WIDTH, THUMB_WIDTH))
-                        small = im.convert("RGB")
-                        small.thumbnail((THUMB_WIDTH, THUMB_WIDTH * 4))
-                        small.save(thumb, "JPEG", quality=70)
-                except OSError:  # not an image Pillow reads: the thumbnail is the image itself
-                    shutil.copyfile(src, thumb)
+                _replace_with(thumb, lambda tmp, src=src: _thumbnail(src, tmp))  # type: ignore[misc]
 
 
 def write_report(runs_dir: str | Path, out_dir: str | Path | None = None) -> Path:

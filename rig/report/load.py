@@ -4,6 +4,7 @@ The report never re-grades: an episode without grade.json is shown as not graded
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,11 +15,12 @@ from loguru import logger
 from pydantic import ValidationError
 
 from recorders.models import Step
-from rig.episode_dir import EpisodeDir, RunsDir
+from rig.episode_dir import EPISODE_FILE, EpisodeDir, RunsDir
 from rig.errors import InputError, RigError
 from rig.formats.answer import Answer
 from rig.formats.audit import Audit
 from rig.formats.episode import Episode
+from rig.formats.files import read_limited
 from rig.formats.grade import Grade
 from rig.formats.summary import Summary
 from rig.formats.task import Task
@@ -30,9 +32,14 @@ from rig.tasks import task_of
 
 def episode_id(runs_dir: Path, episode_dir: Path) -> str:
     """A file-name-safe id: the episode's path under the runs directory joined with `__`
-    (`eco-01__constraint__reference__trial-0`)."""
+    (`eco-01__constraint__reference__trial-0`). When that is not the path itself (a character was replaced, or a
+    name holds `__`), a digest of the path is appended, so two directories never share an id."""
     rel = episode_dir.resolve().relative_to(runs_dir.resolve()).parts or (episode_dir.resolve().name,)
-    return "__".join(re.sub(r"[^A-Za-z0-9._-]", "_", p) for p in rel)
+    safe = [re.sub(r"[^A-Za-z0-9._-]", "_", p) for p in rel]
+    eid = "__".join(safe)
+    if safe != list(rel) or any("__" in p for p in rel):
+        eid += "-" + hashlib.sha256("/".join(rel).encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return eid
 
 
 @dataclass
@@ -59,6 +66,7 @@ class EpisodeData:
     audit: Audit | None
     audit_error: str | None = None
     task: Task | None = None
+    page_error: str | None = None
 
     @property
     def auto_label(self) -> str | None:
@@ -84,7 +92,9 @@ class EpisodeData:
         if not path.exists():
             return None, f"no {path.name}"
         try:
-            return Answer.model_validate_json(path.read_bytes()), None
+            return Answer.model_validate_json(read_limited(path, path.name)), None
+        except InputError as e:
+            return None, e.reason
         except (ValueError, ValidationError) as e:
             return None, f"{path.name} is not an answer in the {path.name} form: {e}"
 
@@ -134,13 +144,22 @@ def load_episode(runs_dir: Path, d: Path, tasks: dict[str, Task | None] | None =
 
 
 @dataclass
+class Broken:
+    """A directory the report could not show as an episode, and why."""
+
+    path: Path
+    reason: str
+
+
+@dataclass
 class RunData:
-    """A runs directory: its summary and its episodes."""
+    """A runs directory: its summary, its episodes, and what could not be shown."""
 
     runs_dir: Path
     summary: Summary
     summary_from_file: bool
     episodes: list[EpisodeData] = field(default_factory=list)
+    broken: list[Broken] = field(default_factory=list)
 
     def by_id(self, eid: str) -> EpisodeData | None:
         """The episode with this id, if any."""
@@ -151,9 +170,9 @@ def _summary(runs_dir: Path, episodes: list[EpisodeData]) -> tuple[Summary, bool
     path = RunsDir(runs_dir).summary_file
     if path.exists():
         try:
-            return Summary.model_validate_json(path.read_text(encoding="utf-8")), True
-        except ValidationError as e:
-            logger.warning("{}: unreadable ({} errors); summarising grade.json files instead", path, e.error_count())
+            return RunsDir(runs_dir).read_summary(), True
+        except InputError as e:
+            logger.warning("{}; summarising the episodes' grades instead", e)
     return summarize([e.grade for e in episodes if e.grade], str(runs_dir)), False
 
 
@@ -162,11 +181,14 @@ def load_run(runs_dir: Path) -> RunData:
     runs_dir = Path(runs_dir)
     dirs = [runs_dir] if EpisodeDir(runs_dir).exists() else [e.path for e in RunsDir(runs_dir).episodes()]
     tasks: dict[str, Task | None] = {}
-    episodes = []
+    episodes, broken = [], []
     for d in dirs:
         try:
             episodes.append(load_episode(runs_dir, d, tasks))
-        except (OSError, ValueError) as e:
-            logger.warning("{}: left out of the report: {}", d, e)
+        except Exception as e:  # noqa: BLE001 - one bad episode is listed, the rest are reported
+            logger.warning("{}: listed as broken in the report: {}", d, e)
+            broken.append(Broken(d, str(e) if isinstance(e, (OSError, ValueError, RigError)) else f"{type(e).__name__}: {e}"))
+    if dirs != [runs_dir]:
+        broken += [Broken(d, f"no {EPISODE_FILE}: not an episode") for d in RunsDir(runs_dir).strays()]
     summary, from_file = _summary(runs_dir, episodes)
-    return RunData(runs_dir=runs_dir, summary=summary, summary_from_file=from_file, episodes=episodes)
+    return RunData(runs_dir=runs_dir, summary=summary, summary_from_file=from_file, episodes=episodes, broken=broken)

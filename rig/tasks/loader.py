@@ -11,22 +11,25 @@ from pydantic import ValidationError
 
 from rig.errors import InputError, TaskError
 from rig.formats.episode import Episode
+from rig.formats.files import read_limited
 from rig.formats.task import Task
 
 _FIELD_MSG = re.compile(r"^([\w.\[\]]+): (.*)$", re.S)
 #: A site name is one plain path segment (it names a directory of snapshots and the site's URL prefix).
 SITE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 BUNDLED_DIR = Path(__file__).parent / "sgr_mini"
+#: A task file is text a person writes: far below this.
+MAX_TASK_BYTES = 8 * 1024 * 1024
 
 
 def load_task(path: str | Path) -> Task:
     """Read one task file; raise TaskError naming the file, field and reason."""
     p = Path(path)
+    raw = read_limited(p, "the task file", MAX_TASK_BYTES, TaskError)
     try:
-        raw = p.read_bytes()
         data = yaml.safe_load(raw.decode("utf-8"))
-    except OSError as exc:
-        raise TaskError(str(p), None, f"cannot read: {exc.strerror}") from None
+    except RecursionError:
+        raise TaskError(str(p), None, "not a task file: nested too deeply") from None
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise TaskError(str(p), f"line {line}, byte {exc.start}", "not UTF-8 text") from None
@@ -38,6 +41,8 @@ def load_task(path: str | Path) -> Task:
         raise TaskError(str(p), None, "a task file is a YAML mapping")
     try:
         task = Task.model_validate(data)
+    except RecursionError:
+        raise TaskError(str(p), None, "not a task file: nested too deeply") from None
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err["loc"]) or None
