@@ -108,9 +108,10 @@ def test_truncated_markdown_keeps_the_short_last_row():
     assert parse("truncated.md").rows == [["Boiga ceylonensis", "1890"], ["Lycodon trav"]]
 
 
-def test_a_link_in_prose_before_the_table_is_not_json():
+def test_a_link_in_prose_before_the_table_is_not_json_and_cites_the_whole_answer():
     a = parse_table("[Search](http://h/search) gave:\n\n| A | B |\n|---|---|\n| 1 | 2 |\n", "t")
-    assert (a.columns, a.rows, a.citations) == (["A", "B"], [["1", "2"]], [])
+    assert (a.columns, a.rows) == (["A", "B"], [["1", "2"]])
+    assert a.citations == [Citation(url="http://h/search", excerpt="Search")]
 
 
 @pytest.mark.parametrize(
@@ -149,7 +150,7 @@ def test_prose_line_with_a_pipe_right_above_a_markdown_table():
     assert (a.columns, a.rows) == (["A", "B"], [["1", "2"]])
 
 
-def test_autolinks_and_a_references_list():
+def test_autolinks_a_references_list_and_every_url_after_it():
     text = ("| A | B |\n|---|---|\n| x | <http://h/1> |\n\n**References:**\n\n"
             "[1]: http://h/search?q=x (search page)\n2. [About](http://h/about)\n\nThanks!\n- http://h/ignored\n")
     a = parse_table(text, "t")
@@ -158,4 +159,99 @@ def test_autolinks_and_a_references_list():
         Citation(row=0, url="http://h/1", excerpt="x"),
         Citation(url="http://h/search?q=x", excerpt="search page"),
         Citation(url="http://h/about", excerpt="About"),
+        Citation(url="http://h/ignored", excerpt=""),  # a URL anywhere outside the table supports the whole answer
+    ]
+
+
+# --- answers as products write them (CONTRACTS.md "Answers as written") ------------------------------------------
+
+SYN = "http://127.0.0.1:9/syn"
+
+
+@pytest.mark.parametrize("name", ["ragged.txt", "ragged.csv"])
+def test_a_ragged_table_is_rows_with_missing_or_cut_cells_not_a_parse_failure(name):
+    a = parse(name)
+    assert a.columns == ["Dest", "Airport", "Flights"]
+    assert a.rows == [["BOS", "Boston Logan", "30"], ["ORD", "Chicago O'Hare"], ["SFO", "San Francisco", "10"]]
+
+
+@pytest.mark.parametrize("text,rows", [
+    ("arXiv ID|Title|Year\n9901.00001|A\n", [["9901.00001", "A"]]),  # the only row is short
+    ("arXiv ID|Title|Year\n9901.00001|A|1999|v2\n", [["9901.00001", "A", "1999"]]),  # the only row is long
+    ("arXiv ID\tTitle\tYear\n9901.00001\tA\n9901.00002\tB\t1999\n", [["9901.00001", "A"], ["9901.00002", "B", "1999"]]),
+    ("arXiv ID,Title,Year\n9901.00001,A,1999,v2\n9901.00002,B,1999\n", [["9901.00001", "A", "1999"], ["9901.00002", "B", "1999"]]),
+])
+def test_ragged_rows_in_every_text_format(text, rows):
+    a = parse_table(text, "t")
+    assert (a.columns, a.rows) == (["arXiv ID", "Title", "Year"], rows)
+
+
+def test_a_lead_in_sentence_with_commas_right_above_a_ragged_csv_is_not_its_header():
+    a = parse_table("The routes, busiest first:\nDest,Airport,Flights\nBOS,Boston Logan\nORD,Chicago O'Hare,20\n", "t")
+    assert (a.columns, a.rows) == (["Dest", "Airport", "Flights"], [["BOS", "Boston Logan"], ["ORD", "Chicago O'Hare", "20"]])
+
+
+def test_works_cited_footnotes_bind_to_the_rows_that_carry_their_markers():
+    a = parse("works_cited.md")
+    assert a.rows == [["BOS", "Boston Logan", "30"], ["ORD", "Chicago O'Hare", "20"], ["SFO", "San Francisco", "10"]]
+    assert a.citations == [
+        Citation(url=f"{SYN}/search#view=carriers", excerpt="Carrier ranking, JFK departures"),  # [1] is in the prose
+        Citation(row=0, url=f"{SYN}/search", excerpt="30"),  # the marked cell's value is the excerpt
+        Citation(row=1, url=f"{SYN}/search", excerpt="20"),
+        Citation(row=2, url=f"{SYN}/search", excerpt="10"),
+        Citation(row=2, url=f"{SYN}/search?dest=SFO", excerpt="10"),
+    ]
+
+
+def test_a_sources_line_prose_links_and_bracketed_footnotes():
+    a = parse("sources_line.md")
+    assert a.rows == [["BOS", "30"], ["ORD", "20"], ["SFO", "10"]]
+    assert a.citations == [
+        Citation(url=f"{SYN}/search", excerpt="route table"),  # a link in the prose above the table
+        Citation(url=f"{SYN}/search", excerpt="Flight search"),  # the Sources: line, a Markdown link ...
+        Citation(url=f"{SYN}/", excerpt=""),  # ... a bare URL ...
+        Citation(url=f"{SYN}/search#view=carriers", excerpt=""),  # ... and an autolink
+        Citation(row=0, url=f"{SYN}/search", excerpt="30"),  # `[1] URL`
+        Citation(row=1, url=f"{SYN}/search", excerpt="20"),
+        Citation(row=2, url=f"{SYN}/search", excerpt="10"),  # `[^2]: <URL> "title"`
+    ]
+
+
+@pytest.mark.parametrize("cell,value,keys", [
+    ("1882 [1]", "1882", ["1"]),
+    ("1882[1][2]", "1882", ["1", "2"]),
+    ("1882 [1, 2]", "1882", ["1", "2"]),
+    ("1882 [1-2]", "1882", ["1", "2"]),
+    ("1882 [^2]", "1882", ["2"]),
+    ("[Boiga][2] ceylonensis", "Boiga ceylonensis", ["2"]),
+])
+def test_footnote_markers_are_stripped_from_the_cell_and_bind_it(cell, value, keys):
+    text = f"| Name | Year |\n|---|---|\n| x | {cell} |\n\n[1]: http://h/one\n[2]: http://h/two\n"
+    a = parse_table(text, "t")
+    assert a.rows == [["x", value]]
+    urls = {"1": "http://h/one", "2": "http://h/two"}
+    assert a.citations == [Citation(row=0, url=urls[k], excerpt=value) if k in keys else Citation(url=urls[k])
+                           for k in urls]  # a definition no cell refers to supports the whole answer
+
+
+def test_a_link_whose_text_is_a_number_is_a_footnote_of_its_row():
+    a = parse_table("| Name | Year |\n|---|---|\n| Boiga | 1882 [1](http://h/s/1) |\n", "t")
+    assert a.rows == [["Boiga", "1882"]]
+    assert a.citations == [Citation(row=0, url="http://h/s/1", excerpt="1882")]
+
+
+def test_a_footnote_no_cell_carries_supports_the_whole_answer_and_its_marker_never_sticks():
+    text = "| Name | Year |\n|---|---|\n| Boiga | 1882 [3] |\n\n1. [Species page](http://h/s/1)\n2. http://h/search\n"
+    a = parse_table(text, "t")
+    assert a.rows == [["Boiga", "1882"]]  # [3] has no definition: stripped all the same
+    assert a.citations == [Citation(url="http://h/s/1", excerpt="Species page"), Citation(url="http://h/search", excerpt="")]
+
+
+def test_citations_of_any_scheme_and_relative_urls_are_kept():
+    text = ("| A | B |\n|---|---|\n| x [1] | y |\n\n[1]: /rel/page Some title\n[2]: file:///etc/passwd\n"
+            "- [home](file:///etc/)\n")
+    assert parse_table(text, "t").citations == [
+        Citation(row=0, url="/rel/page", excerpt="x"),
+        Citation(url="file:///etc/passwd", excerpt=""),
+        Citation(url="file:///etc/", excerpt="home"),
     ]

@@ -2,9 +2,10 @@
 
 Formats, tried in this order: JSON (an `answer.json` object, or a bare list of row objects), a
 pipe-delimited table with a header row (Markdown tables included), TSV, then CSV. In the text
-formats the first table wins and surrounding prose is ignored; a Markdown link in a cell keeps its
-text and becomes a citation for that row, a bare URL stays in the cell and becomes a citation too,
-and links listed under a "Sources"/"References" line after the table cite the whole answer.
+formats the first table wins; a row with fewer cells than the header stays short (its missing cells
+are not matched) and a row with more is cut to the header, so only text with no table at all is a
+parse failure. Citations are taken from the whole text (`rig.formats.answer_citations`): links, bare
+URLs and footnote markers in cells cite their row, every other link or URL the whole answer.
 """
 
 from __future__ import annotations
@@ -12,21 +13,18 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from rig.errors import RigError
 from rig.formats.answer import Answer, Citation
+from rig.formats.answer_citations import read_cell, row_citations, text_citations
 
 _JSON_START = re.compile(r'^(\{|\[\s*([\[{"\]\d-]|$))')
 _PIPE = re.compile(r"(?<!\\)\|")
 _ALIGN = re.compile(r"^:?-+:?$")
-_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
-_URL = re.compile(r"https?://[^\s<>\"'\[\]|]+")
-_SOURCES = re.compile(r"^\s*(#{1,6}\s*)?[*_]*\s*(sources?|references?)\s*:?\s*[*_]*\s*:?\s*$", re.IGNORECASE)
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)]|\[\w+\]:?)\s+(.*)$")
 _SENTENCE_END = (".", "!", "?", ":")
 
 
@@ -63,8 +61,8 @@ def parse_table(text: str, source: str) -> Answer:
     if found is None:
         raise ParseFailure(source, "no table found: expected a pipe or Markdown table with a header row, "
                                    "TSV or CSV with a header, or answer.json")
-    header, body, end = found
-    return _with_citations(header, body, lines[end:])
+    header, body, start, end = found
+    return _with_citations(header, body, lines[:start] + lines[end:])
 
 
 def _json_cell(value: Any, where: str) -> str:
@@ -115,7 +113,7 @@ def _is_align(cells: list[str]) -> bool:
     return bool(cells) and all(_ALIGN.match(c.replace(" ", "")) for c in cells)
 
 
-def _pipe_table(lines: list[str]) -> tuple[list[str], list[list[str]], int] | None:
+def _pipe_table(lines: list[str]) -> tuple[list[str], list[list[str]], int, int] | None:
     i = 0
     while i < len(lines):
         if not _PIPE.search(lines[i]):
@@ -127,16 +125,26 @@ def _pipe_table(lines: list[str]) -> tuple[list[str], list[list[str]], int] | No
         block = [_split_pipes(x) for x in lines[i:j]]
         align = next((k for k in range(1, len(block)) if _is_align(block[k])), None)
         framed = all(x.strip().startswith("|") for x in lines[i:j])
-        regular = len(block) >= 2 and len({len(c) for c in block}) == 1 and len(block[0]) >= 2
-        if align is not None or framed or regular:
+        headed = len(block) >= 2 and len(block[0]) >= 2 and all(block[0])  # rows may be ragged under it
+        if align is not None or framed or headed:
             top = 0 if align is None else align - 1  # lines above a Markdown header row are prose
-            header = block[top]
-            return header, [r[: len(header)] for r in block[top + 1:] if not _is_align(r)], j
+            return block[top], [r for r in block[top + 1:] if not _is_align(r)], i + top, j
         i = j
     return None
 
 
-def _delimited(lines: list[str], delim: str, name: str, source: str) -> tuple[list[str], list[list[str]], int] | None:
+def _header_at(counts: list[int], texts: list[str]) -> int | None:
+    """The header line of a delimited block: the first line of two or more cells, not a lead-in sentence (ending
+    in a colon), whose width is the commonest from it on or is not outgrown by the line below it."""
+    for k in range(len(counts) - 1):
+        if counts[k] >= 2 and not texts[k].rstrip().endswith(":") and (
+                counts[k] == Counter(counts[k:]).most_common(1)[0][0] or counts[k] >= counts[k + 1]):
+            return k
+    return None
+
+
+def _delimited(lines: list[str], delim: str, name: str,
+               source: str) -> tuple[list[str], list[list[str]], int, int] | None:
     nonblank = [x for x in lines if x.strip()]
     i = 0
     while i < len(lines):
@@ -147,7 +155,7 @@ def _delimited(lines: list[str], delim: str, name: str, source: str) -> tuple[li
         while j < len(lines) and lines[j].strip() and delim in lines[j]:
             j += 1
         counts = [len(next(csv.reader([x], delimiter=delim))) for x in lines[i:j]]
-        start = next((k for k in range(len(counts) - 1) if counts[k] >= 2 and counts[k] == counts[k + 1]), None)
+        start = _header_at(counts, lines[i:j])
         if start is None and len(nonblank) == 1 and counts[0] >= 2:
             start = 0  # a header-only table is the whole text, and reads as column names, not a sentence
             cells = [c.strip() for c in next(csv.reader([lines[i]], delimiter=delim))]
@@ -159,59 +167,21 @@ def _delimited(lines: list[str], delim: str, name: str, source: str) -> tuple[li
                 table = [[c.strip() for c in row] for row in reader]
             except csv.Error as e:
                 raise ParseFailure(source, f"{name} line {i + start + reader.line_num}: {e}") from None
-            return table[0], [r[: len(table[0])] for r in table[1:]], j
+            return table[0], table[1:], i + start, j
         i = j
     return None
 
 
-def _clean_cell(cell: str) -> tuple[str, list[tuple[str, str]], list[str]]:
-    """Cell text without link markup, (link text, url) pairs, and bare URLs."""
-    links = [(m.group(1).strip(), m.group(2)) for m in _LINK.finditer(cell)]
-    text = _AUTOLINK.sub(r"\1", _LINK.sub(lambda m: m.group(1), cell))
-    bare = [_trim_url(u) for u in _URL.findall(_AUTOLINK.sub(r"\1", _LINK.sub("", cell)))]
-    return text.strip(), links, bare
-
-
-def _trim_url(url: str) -> str:
-    url = url.rstrip(".,;:!?")
-    while url.endswith(")") and url.count(")") > url.count("("):
-        url = url[:-1].rstrip(".,;:!?")
-    return url
-
-
-def _without_urls(text: str) -> str:
-    return " ".join(_URL.sub(" ", text).split()).strip(" -–—:,;()")
-
-
-def _with_citations(header: list[str], body: list[list[str]], after: list[str]) -> Answer:
-    columns = [_clean_cell(h)[0] for h in header]
+def _with_citations(header: list[str], body: list[list[str]], outside: list[str]) -> Answer:
+    """The answer of a table, each row cut to the header, with the citations of its cells and of the text around."""
+    columns = [read_cell(h).text for h in header]
     rows: list[list[str]] = []
     citations: list[Citation] = []
+    footnotes: dict[str, list[tuple[int, str]]] = {}
     for index, raw in enumerate(body):
-        cleaned = [_clean_cell(c) for c in raw]
-        rows.append([text for text, _, _ in cleaned])
-        row_text = _without_urls(" ".join(text for text, _, _ in cleaned))
-        for _, links, bare in cleaned:
-            citations += [Citation(row=index, url=url, excerpt=label or row_text) for label, url in links]
-            citations += [Citation(row=index, url=url, excerpt=row_text) for url in bare]
-    citations += _sources(after)
+        cells = [read_cell(c) for c in raw]
+        rows.append([c.text for c in cells][: len(header)])
+        citations += row_citations(index, cells, footnotes)
+    citations += text_citations(outside, footnotes)
     unique = list({(c.row, c.url, c.excerpt): c for c in citations}.values())
     return Answer(columns=columns, rows=rows, citations=unique)
-
-
-def _sources(lines: list[str]) -> list[Citation]:
-    """Citations for the whole answer from a "Sources"/"References" list after the table."""
-    start = next((k for k, x in enumerate(lines) if _SOURCES.match(x)), None)
-    if start is None:
-        return []
-    found: list[Citation] = []
-    for line in lines[start + 1:]:
-        item = _ITEM.match(line)
-        if item is None:
-            if line.strip():
-                break
-            continue
-        text, links, bare = _clean_cell(item.group(1))
-        found += [Citation(url=url, excerpt=label or _without_urls(text)) for label, url in links]
-        found += [Citation(url=url, excerpt=_without_urls(text)) for url in bare]
-    return found
