@@ -16,8 +16,10 @@ from test_grading_states import (
     write_episode,
 )
 
+from rig.formats.actions import parse_actions
 from rig.formats.answer_text import ParseFailure
 from rig.grading.citations import verify_episode
+from rig.runner.record import record_actions
 
 SEARCH = f"{BASE}/search"
 
@@ -47,14 +49,25 @@ def test_url_never_loaded(tmp_path):
     assert not c["verified"] and c["reason"] == "the URL was not loaded in the episode"
 
 
-def test_fragment_ignored_only_when_no_exact_page(tmp_path):
+def test_a_citation_covers_every_state_of_its_page(tmp_path):
     steps = reference_steps()
     steps[1]["url"] = steps[2]["url"] = f"{SEARCH}#view=carriers"
-    cites = [{"url": f"{SEARCH}#other", "excerpt": "BOS Boston Logan"},       # no such fragment: compared without it
-             {"url": f"{SEARCH}#view=carriers", "excerpt": "BOS Boston Logan"}]  # exact page exists: only it counts
-    a, b = _verify(tmp_path, cites, steps=steps)
-    assert a["verified"] and a["steps"] == [3, 4, 5]
-    assert not b["verified"]
+    cites = [{"url": SEARCH, "excerpt": "EV ExpressJet 100"},                 # no fragment: every step of the document
+             {"url": f"{SEARCH}#view=carriers", "excerpt": "EV ExpressJet"},  # that exact fragment first ...
+             {"url": f"{SEARCH}#view=carriers", "excerpt": "BOS Boston Logan"},  # ... then the document
+             {"url": f"{SEARCH}#other", "excerpt": "BOS Boston Logan"}]       # a fragment never shown: the document
+    plain, exact, document, other = _verify(tmp_path, cites, steps=steps)
+    assert plain["verified"] and plain["steps"] == [1, 2] and plain["state"]["dim.group"] == "carrier"
+    assert exact["verified"] and exact["steps"] == [1, 2]
+    assert document["verified"] and document["steps"] == [3, 4, 5] and document["state_anchored"]
+    assert other["verified"] and other["steps"] == [3, 4, 5]
+
+
+def test_an_exact_fragment_is_preferred_where_both_show_the_excerpt(tmp_path):
+    steps = reference_steps()
+    steps[4]["url"] = f"{SEARCH}#view=routes"
+    (c,) = _verify(tmp_path, [{"url": f"{SEARCH}#view=routes", "excerpt": "BOS Boston Logan"}], steps=steps)
+    assert c["verified"] and c["steps"] == [4] and c["step"] == 4
 
 
 def test_relative_url_resolves_against_the_start_url(tmp_path):
@@ -117,3 +130,22 @@ def test_unparsable_answer_raises_parse_failure(tmp_path):
     with pytest.raises(ParseFailure):
         verify_episode(d, bad, synthetic_task())
 
+
+
+async def test_a_single_page_app_that_rewrites_its_fragment_is_one_page(tmp_path, browser, pages_url):
+    # tests/pages/browse.html keeps its state in the fragment: /browse.html, then #node=reptilia&more=1, &more=2
+    script = [{"goto": "/browse.html"}, {"click": "#more"}, {"wait_for": "#species li:nth-child(6)"},
+              {"click": "#more"}, {"wait_for": "#species li:nth-child(9)"}]
+    ep = await record_actions(browser, parse_actions(script), tmp_path / "ep", base_url=pages_url, adapters=[])
+    assert ep.status == "ok", ep.error
+    steps = [json.loads(line) for line in (tmp_path / "ep" / "trajectory.jsonl").read_text().splitlines()]
+    page = f"{pages_url}/browse.html"
+    assert page in [s["url"] for s in steps]  # the exact, fragment-less URL was displayed too, before "load more"
+    late = [s["step"] for s in steps if s["url"] == f"{page}#node=reptilia&more=2"]
+    assert late, [s["url"] for s in steps]
+    path = tmp_path / "answer.md"
+    path.write_text(f"| Species |\n|---|\n| Rhabdops olivaceus [1] |\n| Boiga ceylonensis [1] |\n\n[1]: {page}\n")
+    shown_late, shown_first = verify_episode(tmp_path / "ep", path)["citations"]
+    assert shown_late["verified"] and shown_late["step"] in late, shown_late["reason"]
+    assert shown_late["state"]["url.fragment.more"] == "2"
+    assert shown_first["verified"] and shown_first["step"] < min(late)

@@ -1,8 +1,10 @@
 """Citations checked against the page text the episode captured (`rig verify`, and the citations of `grade.json`).
 
-A citation is verified when its URL was loaded in the episode (the fragment is ignored when no page with
-that exact fragment was loaded) and its excerpt occurs, after NFKC and whitespace collapsing (casefolding
-as a last resort; `...` marks an elision), in the text captured for that URL at some step. Pages that were
+A citation is verified when its URL was loaded in the episode and its excerpt occurs, after NFKC and whitespace
+collapsing (casefolding as a last resort; `...` marks an elision), in the text captured for that URL at some
+step. A citation of a page covers every state of that page (`rig.grading.urls.displaying`): a URL without a
+fragment is looked for at every step of its document, one with a fragment at that exact fragment first, then
+at the document's other steps. Pages that were
 fetched but never displayed (e.g. a CSV export) are searched in their response bodies (`step` is null).
 For task episodes each citation also says whether the step it was visible at satisfies a gold state.
 """
@@ -20,7 +22,7 @@ from rig.formats.grade import CitationCheck
 from rig.formats.task import Task
 from rig.grading.evidence import CellForms, EpisodeTexts, Evidence, PageText
 from rig.grading.states import EpisodeStates
-from rig.grading.urls import displayed, same_page
+from rig.grading.urls import displaying, same_page
 from rig.tasks import task_of
 
 _LEVELS = ("exact", "normalised", "casefold")
@@ -36,25 +38,30 @@ def check_citations(evidence: Evidence, steps: list[Step], answer: Answer, state
         check = CitationCheck(index=n, url=cite.url, row=cite.row, verified=False, step=None, state=None, reason="")
         if cite.row is not None and 0 <= cite.row < len(answer.rows):
             check.supports_row = PageText(cite.excerpt).row_on_page(list(zip(answer.columns, answer.rows[cite.row])), forms)
-        idx = displayed(steps, url)
+        tiers = displaying(steps, url)
         if not cite.excerpt.strip():
             check.reason = "the citation has no excerpt to check"
-        elif idx:
-            _on_steps(check, cite.excerpt, idx, steps, evidence.texts, states, cite.row is not None)
+        elif tiers:
+            _on_steps(check, cite.excerpt, tiers, steps, evidence.texts, states, cite.row is not None)
         else:
             _in_responses(check, cite.excerpt, url, evidence)
         out.append(check)
     return out
 
 
-def _on_steps(check: CitationCheck, excerpt: str, idx: list[int], steps: list[Step], texts: EpisodeTexts,
+def _on_steps(check: CitationCheck, excerpt: str, tiers: list[list[int]], steps: list[Step], texts: EpisodeTexts,
               states: EpisodeStates | None, for_row: bool) -> None:
-    found = {i: m for i in idx if (m := texts.at(steps[i].step).find(excerpt))}
+    found: dict[int, str] = {}
+    for idx in tiers:  # the first tier that shows the excerpt decides
+        found = {i: m for i in idx if (m := texts.at(steps[i].step).find(excerpt))}
+        if found:
+            break
     if not found:
-        check.reason = f"the excerpt is not in the text captured for this URL (steps {_span([steps[i].step for i in idx])})"
+        shown = sorted(steps[i].step for idx in tiers for i in idx)
+        check.reason = f"the excerpt is not in the text captured for this URL (steps {_span(shown)})"
         return
     best = min(found.values(), key=_LEVELS.index)
-    hits = [i for i in idx if found.get(i) == best]
+    hits = [i for i in found if found[i] == best]
     names = (states.answer_names if for_row else states.order) if states else []
     anchored = [(i, n) for i in hits for n in names if states and states.held[n][i]]
     i, name = anchored[0] if anchored else (hits[0], None)

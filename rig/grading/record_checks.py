@@ -1,8 +1,9 @@
 """Verdicts on evidence records against the episode's own captured pages (never a live re-fetch), and their rollup.
 
 For each submitted record (`rig.grading.records.SubmittedRecord`):
-- captured: its URL was loaded in the episode (matched as `rig verify` matches citation URLs: exact, then
-  without the fragment; a URL fetched but never displayed is searched in its response bodies);
+- captured: its URL was loaded in the episode (matched as `rig verify` matches citation URLs: a URL without a
+  fragment covers every step of its document, one with a fragment that exact fragment first, then the document;
+  a URL fetched but never displayed is searched in its response bodies);
 - each excerpt is faithful when it occurs in the text captured for that URL after NFKC and whitespace
   collapsing (CONTRACTS.md); an excerpt found only casefolded, or by rapidfuzz partial ratio >= FUZZY_NEAR_MISS,
   is a near miss: reported, never credited;
@@ -154,7 +155,7 @@ def check_records(spec: RecordsSpec, answer: Answer | None, evidence: Evidence, 
             checks.append(check)
             continue
         check.captured, pages = _page_texts(url, steps, evidence)
-        check.steps = [s for s, _ in pages if s is not None]
+        check.steps = sorted(s for s, _ in pages if s is not None)
         check.excerpts = [_excerpt(e, pages) for e in rec.excerpts] if check.captured else \
             [ExcerptCheck(excerpt=e, faithful=False, match=None) for e in rec.excerpts]
         faithful = [PageText(e.excerpt) for e in check.excerpts if e.faithful]

@@ -22,8 +22,18 @@ def same_page(a: str, b: str) -> bool:
     return same_url(defrag(a), defrag(b))
 
 
+def displaying(steps: list[Step], url: str) -> list[list[int]]:
+    """Indexes of the steps that displayed `url`'s document, in the order they are searched: a URL without a
+    fragment covers every state of the document (a single-page app rewrites its fragment as it goes); with a
+    fragment, the steps at that exact fragment come first, then the document's other steps."""
+    document = [i for i, s in enumerate(steps) if same_page(s.url, url)]
+    if not urldefrag(url)[1]:
+        return [document] if document else []
+    exact = [i for i in document if same_url(steps[i].url, url)]
+    rest = [i for i in document if i not in exact]
+    return [tier for tier in (exact, rest) if tier]
+
+
 def displayed(steps: list[Step], url: str) -> list[int]:
-    """Indexes of the steps that displayed `url`: with its fragment when any did, else ignoring fragments."""
-    return [i for i, s in enumerate(steps) if same_url(s.url, url)] or [
-        i for i, s in enumerate(steps) if same_page(s.url, url)
-    ]
+    """Indexes of the steps that displayed `url`'s document, those at its exact fragment first (`displaying`)."""
+    return [i for tier in displaying(steps, url) for i in tier]
