@@ -253,9 +253,12 @@ def grade(
     path: Path = typer.Argument(..., help="a runs directory or one episode directory"),
     as_json: bool = typer.Option(False, "--json", help="print the run summary as JSON on stdout"),
 ) -> None:
-    """Grade episodes: grade.json per episode, summary.json and summary.md for a run."""
+    """Grade episodes: grade.json per episode, summary.json and summary.md for a run.
+
+    Exit 1 when an episode (or a trial directory) could not be graded: it is counted and listed, never dropped.
+    """
     from rig.grading.runs import grade_runs
-    from rig.grading.summary import summary_json
+    from rig.grading.summary import markdown, summary_json
 
     try:
         summary = grade_runs(path)
@@ -263,10 +266,12 @@ def grade(
         _fail(exc)
     if as_json:
         sys.stdout.write(summary_json(summary) + "\n")
-        return
-    from rig.grading.summary import markdown
-
-    out.print(markdown(summary), highlight=False, soft_wrap=True)
+    else:
+        out.print(markdown(summary), highlight=False, soft_wrap=True)
+    if summary.ungraded:
+        err.print(f"[red]{summary.ungraded} of {summary.episodes} episodes could not be graded[/red] (listed in the "
+                  "summary with the reason)", highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -172,3 +172,64 @@ def test_real_eco_episodes(tmp_path, sites_url):
     dep = grades["perturbed:retrieval_dependency"]
     assert dep.first_divergence is not None and dep.first_divergence.keys == ["dim.time_window"]
     assert summary.label_agreement["overall"] == 1.0
+
+
+def test_an_ungradable_task_is_counted_and_the_command_fails(runs):
+    """Issue 17, item 6: a task file that cannot be graded never makes its episodes vanish with exit 0."""
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    root, task_file = runs
+    data = yaml.safe_load(task_file.read_text())
+    task_file.write_text(yaml.safe_dump({**data, "canonicalize": {"default": ["casefodl"]}}))
+    res = CliRunner().invoke(app, ["grade", str(root), "--json"])
+    assert res.exit_code == 1
+    summary = Summary.model_validate_json(res.stdout)
+    assert (summary.episodes, summary.scored, summary.ungraded) == (8, 0, 8)
+    assert {p.kind for p in summary.problems} == {"ungraded"} and len(summary.problems) == 8
+    assert all("canonicalize.default[0]: unknown rule 'casefodl'" in p.reason for p in summary.problems)
+    assert "8 of 8 episodes could not be graded" in res.stderr
+
+
+def test_infra_failure_rate_is_shown_and_flagged(runs):
+    """Issue 17, item 7: an agent's infrastructure failures are visible beside its scores."""
+    root, _ = runs
+    summary = grade_runs(root)
+    groups = {g.agent: g for g in summary.groups}
+    assert groups["flaky"].infra_rate == pytest.approx(1 / 3) and groups["reference"].infra_rate == 0.0
+    assert summary.infra_rate == pytest.approx(1 / 8)
+    md = (root / "summary.md").read_text()
+    assert "| Overall Item-F1 | Infra failures |" in md
+    assert "| flaky | 100.00 | 100.00 | 50.00 | – | – | – | 100.00 | 33.33 ⚠ |" in md
+    assert "| reference | 100.00 | 100.00 | 100.00 | – | – | – | 100.00 | 0.00 |" in md
+    assert "**Warning:** flaky: 1 of 3 episodes were infrastructure failures (33.33 %), not scored" in md
+    from rig.report import write_report
+
+    html = write_report(root).read_text()
+    assert 'id="infra-warning"' in html and "flaky: 1 of 3 episodes were infrastructure failures" in html
+    assert html.count('class="num infra-rate flagged"') == 1 and html.count('class="num infra-rate"') == 4
+
+
+def test_agent_names_are_escaped_in_summary_md(tmp_path):
+    """Issue 17, item 8: an agent name from episode.json cannot inject Markdown, HTML or table cells."""
+    from rig.grading.summary import md_text
+
+    evil = "x | <img src=x onerror=alert(1)> [link](http://e.example) *b* _i_\nnext"
+    d = write_episode(tmp_path / "runs" / "t" / "constraint" / "evil" / "trial-0", reference_steps(), answer(GOLD),
+                      agent=evil, task_id=None)
+    grade_runs(d.parents[3])
+    md = (d.parents[3] / "summary.md").read_text()
+    assert md_text(evil) == r"x \| \<img src=x onerror=alert(1)\> \[link\](http://e.example) \*b\* \_i\_ next"
+    assert f"| {md_text(evil)} |" in md and " <img" not in md and "\nnext" not in md
+    assert md_text("perturbed:scope_drift") == "perturbed:scope_drift"
+
+
+def test_grading_a_missing_path_is_a_clear_error(tmp_path):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    res = CliRunner().invoke(app, ["grade", str(tmp_path / "nowhere")])
+    assert res.exit_code == 1 and "nowhere: no such runs or episode directory" in res.stderr
+    assert res.exception is None or isinstance(res.exception, SystemExit)

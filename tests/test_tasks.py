@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,45 @@ def test_tasks_list_json():
     assert res.exit_code == 0
     rows = json.loads(res.stdout)
     assert {"id", "site", "family"} <= set(rows[0])
+
+
+# --- a "valid" task must be gradable (issue 17, item 6) ---
+
+@pytest.mark.parametrize("canonicalize,field,reason", [
+    ({"default": ["nfkc", "casefodl"]}, "canonicalize.default[1]", "unknown rule 'casefodl' (did you mean 'casefold'?)"),
+    ({"colums": {"Flights": ["number"]}}, "canonicalize.colums", "unknown key (did you mean 'columns'?)"),
+    ({"columns": {"Flights": ["numbr"]}}, "canonicalize.columns.Flights[0]", "unknown rule 'numbr'"),
+    ({"columns": {"Flight": ["number"]}}, "canonicalize.columns.Flight", "not an answer column (did you mean 'Flights'?)"),
+    ({"columns": {"Flights": [{"regex_sub": {"pattern": "("}}]}}, "canonicalize.columns.Flights[0]",
+     "regex_sub pattern '(': missing )"),
+    ({"columns": {"Flights": [{"number": {"digits": 2}}]}}, "canonicalize.columns.Flights[0]", "number takes"),
+])
+def test_unknown_canonicalisation_rules_and_keys_are_rejected(tmp_path, canonicalize, field, reason):
+    path = _write(tmp_path, {**VALID, "canonicalize": canonicalize})
+    with pytest.raises(TaskError) as exc:
+        load_task(path)
+    assert exc.value.field == field and exc.value.reason.startswith(reason), (exc.value.field, exc.value.reason)
+    res = runner.invoke(app, ["tasks", "validate", str(path)])
+    assert res.exit_code == 1 and field in " ".join(res.output.split())
+
+
+def test_every_documented_rule_is_accepted(tmp_path):
+    rules = ["nfkc", "trim", "collapse_ws", "casefold", "strip_punct", "strip_markdown", "number", "date",
+             {"regex_sub": {"pattern": "v\\d+$", "repl": ""}}, {"aliases": {"usa": "united states"}},
+             {"number": {"decimals": 1}}]
+    load_task(_write(tmp_path, {**VALID, "canonicalize": {"default": rules, "columns": {"Flights": ["number"]}}}))
+
+
+def test_deep_and_unreadable_task_files_are_clear_errors(tmp_path):
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("a: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(TaskError, match="deep.yaml: not a task file: nested too deeply"):
+        load_task(deep)
+    with pytest.raises(TaskError, match="/dev/zero: cannot read the task file: a character device, not a regular file"):
+        load_task("/dev/zero")
+    fifo = tmp_path / "task.yaml"
+    os.mkfifo(fifo)  # nobody writes to it: a read would block for ever
+    with pytest.raises(TaskError, match="task.yaml: cannot read the task file: a FIFO, not a regular file"):
+        load_task(fifo)
+    with pytest.raises(TaskError, match="cannot read the task file: a directory"):
+        load_task(tmp_path)

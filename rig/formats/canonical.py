@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import string
 import unicodedata
@@ -71,6 +72,74 @@ def apply_rule(rule: Any, value: str) -> str:
     if name in _SIMPLE:
         return _SIMPLE[name](value)
     raise RuleError(f"unknown rule {name!r}")
+
+
+_WITH_ARGS = ("regex_sub", "aliases", "number")
+
+
+def _suggest(word: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(word, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _check_rule(rule: Any) -> None:
+    """RuleError saying what is wrong with one rule (its name or its arguments)."""
+    known = sorted(_SIMPLE) + ["regex_sub", "aliases"]
+    if isinstance(rule, str):
+        if rule not in _SIMPLE:
+            raise RuleError(f"unknown rule {rule!r}{_suggest(rule, known)}; known: {', '.join(known)}")
+        return
+    if not isinstance(rule, dict) or len(rule) != 1:
+        raise RuleError(f"a rule is a name or a one-key mapping of a name to its arguments, got {rule!r}")
+    name, arg = next(iter(rule.items()))
+    if name not in _WITH_ARGS and name not in _SIMPLE:
+        raise RuleError(f"unknown rule {name!r}{_suggest(str(name), known)}; known: {', '.join(known)}")
+    if name == "regex_sub":
+        if not isinstance(arg, dict) or not isinstance(arg.get("pattern"), str) or set(arg) - {"pattern", "repl"} \
+                or not isinstance(arg.get("repl", ""), str):
+            raise RuleError(f"regex_sub takes {{pattern: text, repl: text}}, got {arg!r}")
+        try:
+            re.compile(arg["pattern"])
+        except re.error as e:
+            raise RuleError(f"regex_sub pattern {arg['pattern']!r}: {e}") from None
+    elif name == "aliases":
+        if not isinstance(arg, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in arg.items()):
+            raise RuleError(f"aliases takes a mapping of text to text, got {arg!r}")
+    elif name == "number":
+        if arg is not None and (not isinstance(arg, dict) or set(arg) - {"decimals"}
+                                or not isinstance(arg.get("decimals", 0), int)):
+            raise RuleError(f"number takes {{decimals: N}} or nothing, got {arg!r}")
+
+
+def check_rules(rules: Any, where: str) -> None:
+    """RuleError("<where>[i]: <reason>") for a list of rules with a malformed or unknown one."""
+    if not isinstance(rules, list):
+        raise RuleError(f"{where}: a list of rules, got {type(rules).__name__}")
+    for i, rule in enumerate(rules):
+        try:
+            _check_rule(rule)
+        except RuleError as e:
+            raise RuleError(f"{where}[{i}]: {e}") from None
+
+
+def check_rule_set(rules: Any, columns: list[str] | None = None) -> None:
+    """RuleError("<where>: <reason>") unless `rules` is {"default": [...], "columns": {name: [...]}} of known,
+    well-formed rules (and, given `columns`, every per-column rule names one of them)."""
+    if not isinstance(rules, dict):
+        raise RuleError(f"a rule set is a mapping with `default` and `columns`, got {type(rules).__name__}")
+    for key in rules:
+        if key not in ("default", "columns"):
+            raise RuleError(f"{key}: unknown key{_suggest(str(key), ['default', 'columns'])}; a rule set has "
+                            "`default` and `columns`")
+    check_rules(rules.get("default", []), "default")
+    per_column = rules.get("columns", {})
+    if not isinstance(per_column, dict):
+        raise RuleError(f"columns: a mapping of column names to rules, got {type(per_column).__name__}")
+    for name, column_rules in per_column.items():
+        if columns is not None and name not in columns:
+            raise RuleError(f"columns.{name}: not an answer column{_suggest(str(name), columns)}; the columns are "
+                            f"{columns}")
+        check_rules(column_rules, f"columns.{name}")
 
 
 class Canonicalizer:

@@ -24,18 +24,19 @@ def read_limited(path: str | Path, what: str = "the file", limit: int = MAX_BYTE
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)  # O_NONBLOCK: opening a FIFO does not wait for a writer
     except OSError as e:
         raise error(str(p), None, f"cannot read {what}: {e.strerror}") from None
-    with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
             raise error(str(p), None, f"cannot read {what}: {kind}, not a regular file")
-        size = os.fstat(fd).st_size
-        if size > limit:
-            raise error(str(p), None, f"cannot read {what}: {size} bytes, more than the limit of {limit}")
-        try:
+        if st.st_size > limit:
+            raise error(str(p), None, f"cannot read {what}: {st.st_size} bytes, more than the limit of {limit}")
+        with os.fdopen(os.dup(fd), "rb") as fh:
             data = fh.read(limit + 1)
-        except OSError as e:
-            raise error(str(p), None, f"cannot read {what}: {e.strerror}") from None
+    except OSError as e:
+        raise error(str(p), None, f"cannot read {what}: {e.strerror}") from None
+    finally:
+        os.close(fd)
     if len(data) > limit:  # the file grew while it was read
         raise error(str(p), None, f"cannot read {what}: more than the limit of {limit} bytes")
     return data

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rig.formats.canonical import DEFAULT_RULES
+from rig.formats.canonical import DEFAULT_RULES, RuleError, check_rules
 
 URL = "url"
 Basis = Literal["full", "retrieval"]
@@ -23,6 +23,15 @@ class AxisPolicy(_Model):
     rules: list[Any] = Field(default_factory=lambda: [*DEFAULT_RULES, "casefold"])
     fuzzy: float | None = Field(default=90.0, ge=0, le=100, description="rapidfuzz ratio at or above which two canonical "
                                                                 "values are one identity; null: exact values only")
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, v: list[Any]) -> list[Any]:
+        try:
+            check_rules(v, "")
+        except RuleError as e:
+            raise ValueError(str(e).removeprefix(": ")) from None
+        return v
 
 
 class Level(_Model):

@@ -18,7 +18,7 @@ from pydantic import (
 
 from rig.errors import ScriptError
 from rig.formats.actions import parse_actions
-from rig.formats.canonical import DEFAULT_RULES
+from rig.formats.canonical import DEFAULT_RULES, RuleError, check_rule_set, check_rules
 from rig.formats.records import URL, KeyHierarchy
 
 DimensionTag = Literal["scope", "criterion", "view"]
@@ -123,6 +123,15 @@ class RecordsSpec(_Model):
         default=None, description="the qualifying records: a record whose item or answer matches none of them is "
                                   "not supported (null: any item the page supports qualifies)")
 
+    @field_validator("answer_rules")
+    @classmethod
+    def _known_rules(cls, v: list[Any]) -> list[Any]:
+        try:
+            check_rules(v, "")
+        except RuleError as e:
+            raise ValueError(str(e).removeprefix(": ")) from None
+        return v
+
     @model_validator(mode="after")
     def _consistent(self) -> "RecordsSpec":
         branches = self.hierarchy.branch_axes()
@@ -184,6 +193,10 @@ class Task(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Task":
+        try:
+            check_rule_set(self.canonicalize, self.output.columns if self.output else None)
+        except RuleError as e:
+            raise ValueError(f"canonicalize.{e}" if not str(e).startswith("a rule set") else f"canonicalize: {e}") from None
         if self.output is None and self.records is None:
             raise ValueError("output: a task needs an answer table (`output` and `gold`), `records`, or both")
         if (self.output is None) != (self.gold is None):
