@@ -4,6 +4,7 @@ outside CDP process with `rig submit`, and the operator's answer file with its c
 from __future__ import annotations
 
 import asyncio
+import gzip
 import html
 import json
 import re
@@ -329,3 +330,68 @@ async def test_operator_answer_without_a_table_is_a_parse_failure(tmp_path, site
     assert EpisodeDir(d).read_episode().status == "parse_failure"
     assert (d / "operator_answer.md").read_text() == (DATA / "unparseable.md").read_text()
     assert not (d / "answer.json").exists()
+
+
+async def test_operator_captures_citations_wherever_a_deep_research_answer_puts_them(tmp_path, sites_url):
+    from rig.grading.grade import grade_episode
+    from rig.runner.config import RunConfig
+    from rig.runner.run import run
+
+    task = resolve_task("flights-05")
+    answer_file = tmp_path / "answer.md"  # footnote markers in cells, a numbered list below, a Sources: line, prose links
+    answer_file.write_text((DATA / "deep_research.md").read_text().replace("{sites}", sites_url))
+    [ep] = await asyncio.to_thread(run, RunConfig([task.id], "operator", tmp_path / "runs", variants=["constraint"],
+                                                  answer_file=answer_file, sites_url=sites_url, budget=BUDGET))
+    d = EpisodeSpec(task, "constraint", "operator", 0).directory(tmp_path / "runs")
+    assert ep.status == "ok", ep.error
+    answer = Answer.model_validate_json((d / "answer.json").read_text())
+    assert gold_mismatch(task, answer) is None  # `841 [1]` is handed in as `841`
+    rows = [c for c in answer.citations if c.row is not None]
+    assert [(c.row, c.url, c.excerpt) for c in rows] == [
+        (i, f"{sites_url}/flights/airport/{gold[0]}", gold[2]) for i, gold in enumerate(task.gold.rows)]
+    whole = [c.url for c in answer.citations if c.row is None]
+    assert whole == [f"{sites_url}/flights/search?group=carrier&sort=flights&dir=asc", f"{sites_url}/flights/carrier/HA",
+                     f"{sites_url}/flights/carrier/OO", f"{sites_url}/flights/"]
+    assert all(c.captured and c.capture_reason is None for c in answer.citations)
+    responses, texts = _warc(d / "evidence.warc.gz")
+    assert all(responses[c.url] == 200 and texts[c.url] for c in answer.citations)
+
+    grade = grade_episode(d)
+    assert grade.passed and grade.scores.row_f1 == 1.0
+    assert [c.verified for c in grade.citations if c.row is not None] == [True] * 6  # each altitude, on its page
+    rc, out, err = await _exec(RIG, "verify", str(d.path), "--answer", str(answer_file), "--json")
+    assert rc == 0, err
+    verified = json.loads(out)["citations"]  # the pasted text, verified on its own: the verdicts grading gave
+    assert verified == [c.model_dump(mode="json") for c in grade.citations]
+
+
+async def test_operator_opens_only_http_citations_and_keeps_the_others_as_not_captured(tmp_path, sites_url):
+    from rig.runner.config import RunConfig
+    from rig.runner.run import run
+
+    planted = tmp_path / "private"
+    planted.mkdir()
+    (planted / "passwd").write_text("root:x:0:0:PLANTED-LOCAL-CONTENT:/root:/bin/bash\n")
+    answer_file = tmp_path / "answer.md"
+    answer_file.write_text(
+        "| FAA code | Name | Altitude (ft) | Time zone |\n|---|---|---|---|\n"
+        "| HNL | Honolulu Intl | 13 [1] | Pacific/Honolulu |\n| MSP | Minneapolis St Paul Intl | 841 [2] | America/Chicago |\n\n"
+        f"[1]: {sites_url}/flights/airport/HNL\n[2]: file://{planted}/passwd\n\n"
+        f"See also [my notes](file://{planted}/) and <chrome://settings>; source list: /flights/airport/MSP\n")
+    [ep] = await asyncio.to_thread(run, RunConfig(["flights-05"], "operator", tmp_path / "runs", variants=["goal"],
+                                                  answer_file=answer_file, sites_url=sites_url, budget=BUDGET))
+    d = EpisodeSpec(resolve_task("flights-05"), "goal", "operator", 0).directory(tmp_path / "runs")
+    assert ep.status == "ok", ep.error
+    answer = Answer.model_validate_json((d / "answer.json").read_text())
+    by_url = {c.url: c for c in answer.citations}
+    assert by_url[f"{sites_url}/flights/airport/HNL"].captured is True
+    for url, scheme in ((f"file://{planted}/passwd", "file"), (f"file://{planted}/", "file"),
+                        ("chrome://settings", "chrome")):
+        assert by_url[url].captured is False and scheme in by_url[url].capture_reason, by_url[url]
+    assert by_url[f"file://{planted}/passwd"].row == 1  # kept as the row's citation all the same
+    steps = _lines(d / "trajectory.jsonl")
+    assert not [s["url"] for s in steps if not s["url"].startswith(("http://", "about:"))]
+    with gzip.open(d / "evidence.warc.gz") as fh:
+        assert b"PLANTED-LOCAL-CONTENT" not in fh.read()
+    leaked = [p for p in d.path.rglob("*") if p.is_file() and p.suffix != ".gz" and b"PLANTED-LOCAL-CONTENT" in p.read_bytes()]
+    assert leaked == []

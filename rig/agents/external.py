@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from urllib.parse import urljoin, urlsplit
 
 from loguru import logger
 
@@ -45,7 +46,10 @@ class CdpAgent:
 
 class OperatorAgent:
     """Semi-manual evaluation of a product with no trajectory API: takes its final answer (markdown with
-    tables and links), snapshots every cited page into the episode's archive, and hands the answer in."""
+    tables and links), snapshots every cited http(s) page into the episode's archive, and hands the answer in.
+
+    A pasted answer is untrusted: a citation of any other scheme (`file:`, `chrome:`, `data:`, ...) is never
+    opened; it is kept, marked not captured with the reason, as is a page that could not be loaded."""
 
     name, model, needs_cdp = "operator", None, False
 
@@ -67,15 +71,23 @@ class OperatorAgent:
             raise InputError("--answer-file", None, "the operator agent needs --answer-file when stdin is not a terminal")
         write_atomic(EpisodeDir(env.out_dir).operator_answer_file, text)
         answer = parse_table(text, source)  # ParseFailure -> status parse_failure
-        for url in dict.fromkeys(c.url for c in answer.citations):
-            await self._snapshot(env, url)
+        outcome = {url: await self._capture(env, url) for url in dict.fromkeys(c.url for c in answer.citations)}
+        for citation in answer.citations:
+            citation.captured, citation.capture_reason = outcome[citation.url] is None, outcome[citation.url]
         return answer
 
-    async def _snapshot(self, env: EpisodeEnv, url: str) -> None:
-        """Open a cited page in the recorded browser so its response and visible text reach the archive."""
+    async def _capture(self, env: EpisodeEnv, url: str) -> str | None:
+        """Open a cited http(s) page in the recorded browser so its response and visible text reach the archive;
+        the reason it was not captured, or None."""
+        target = urljoin(env.start_url, url)
+        scheme = urlsplit(target).scheme.lower()
+        if scheme not in ("http", "https"):
+            logger.warning("operator: not opening cited URL {} (scheme {!r})", url, scheme)
+            return f"not opened: only http(s) citations are captured, this one is {scheme or 'without a scheme'}"
         try:
-            async with env.recorder.action(Action(type="goto", value=url), page=env.page):
-                await env.page.goto(url, timeout=30_000)
+            async with env.recorder.action(Action(type="goto", value=target), page=env.page):
+                await env.page.goto(target, timeout=30_000)
         except Exception as exc:  # an unreachable citation is evidence too: recorded as not captured
             logger.warning("operator: could not capture cited page {}: {}", url, exc)
-            env.notes.setdefault("uncaptured", []).append(url)  # type: ignore[union-attr]
+            return f"the page could not be loaded: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        return None

@@ -17,6 +17,9 @@ class Citation(BaseModel):
     row: int | None = None
     url: str
     excerpt: str = ""
+    captured: bool | None = Field(default=None, description="set by the operator agent: whether it opened the cited "
+                                                            "page in the recorded browser (null: nobody tried)")
+    capture_reason: str | None = Field(default=None, description="why the operator agent did not capture the page")
 
 
 class Answer(BaseModel):
