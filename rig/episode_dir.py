@@ -91,15 +91,17 @@ def _read_model(path: Path, model: type[_M], what: str) -> _M:
         raise InputError(str(path), where, f"not a valid {what}: {err['msg']}") from None
 
 
-def slug(text: str) -> str:
-    """A file-name-safe form of an agent name (`scripted:runs/x.yaml` -> `scripted_x`)."""
+def slug(text: str, identity: str = "") -> str:
+    """A file-name-safe form of an agent name (`scripted:runs/x.yaml` -> `scripted_x`), followed by what tells this
+    agent from others of the same name (`identity`: a script's digest, the model), if any."""
     kind, _, arg = text.partition(":")
     if arg and kind == "scripted":
         arg = Path(arg).stem
     out = _UNSAFE.sub("_", f"{kind}_{arg}" if arg else kind).strip("._")
     if not out:
         raise InputError(text, None, "cannot make a directory name of this agent name")
-    return out
+    extra = _UNSAFE.sub("_", identity).strip("._")
+    return f"{out}-{extra}" if extra else out
 
 
 class EpisodeDir:
@@ -289,6 +291,30 @@ class EpisodeDir:
         found = [p for p in root.iterdir() if p.is_dir() and p.name.isdigit()] if root.is_dir() else []
         return [EpisodeDir(p) for p in sorted(found, key=lambda p: int(p.name))]
 
+    def is_empty(self) -> bool:
+        """Whether the directory is missing or holds nothing."""
+        return not self.path.exists() or not any(self.path.iterdir())
+
+    def set_aside(self) -> EpisodeDir | None:
+        """Move what an unfinished earlier run left here (its failed attempts included) under
+        `attempts/unfinished-<n>/`, kept and never appended to, so that the episode starts afresh; None when there
+        was nothing."""
+        root = self.path / ATTEMPTS_DIR
+        children = [c for c in self.path.iterdir() if c.name != ATTEMPTS_DIR] if self.path.is_dir() else []
+        attempts = self.attempts()
+        if not children and not attempts:
+            return None
+        n = 1
+        while (root / f"unfinished-{n}").exists():
+            n += 1
+        keep = root / f"unfinished-{n}"
+        (keep / ATTEMPTS_DIR).mkdir(parents=True)
+        for child in children:
+            os.replace(child, keep / child.name)
+        for attempt in attempts:
+            os.replace(attempt.path, keep / ATTEMPTS_DIR / attempt.path.name)
+        return EpisodeDir(keep)
+
     def keep_failed_attempt(self, n: int) -> EpisodeDir:
         """Move the files of a failed attempt under `attempts/<n>/`, so that nothing recorded is lost."""
         keep = self.path / ATTEMPTS_DIR / str(n)
@@ -350,16 +376,16 @@ class RunsDir:
         """`run.log`."""
         return self.path / RUN_LOG
 
-    def episode(self, task_id: str, variant: str, agent: str, trial: int) -> EpisodeDir:
-        """The directory of one episode, always inside the runs directory."""
-        path = self.path / task_id / variant / slug(agent) / f"trial-{trial}"
+    def episode(self, task_id: str, variant: str, agent: str, trial: int, identity: str = "") -> EpisodeDir:
+        """The directory of one episode, always inside the runs directory (`identity`: see `slug`)."""
+        path = self.path / task_id / variant / slug(agent, identity) / f"trial-{trial}"
         if self.path.resolve() not in path.resolve().parents:
             raise InputError(str(path), None, "an episode directory must stay inside the runs directory")
         return EpisodeDir(path)
 
-    def trials(self, task_id: str, variant: str, agent: str) -> list[int]:
+    def trials(self, task_id: str, variant: str, agent: str, identity: str = "") -> list[int]:
         """The trial numbers that have a directory for (task, variant, agent)."""
-        parent = self.episode(task_id, variant, agent, 0).path.parent
+        parent = self.episode(task_id, variant, agent, 0, identity).path.parent
         return sorted(int(p.name[6:]) for p in parent.glob("trial-*") if p.name[6:].isdigit()) if parent.is_dir() else []
 
     def episodes(self) -> list[EpisodeDir]:

@@ -5,6 +5,7 @@ inert, and an audit saved through the view reaches audit.json and the overview."
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from io import BytesIO
 from pathlib import Path
@@ -347,3 +348,16 @@ async def test_view_saves_an_audit(context, runs, tmp_path):
         assert (await page.request.post(f"{view.url}/api/audit/no-such", form={"label": "none"})).status == 404
         assert (await page.request.post(f"{view.url}/api/audit/{eid}", form={"label": "bogus"})).status == 422
         watch.check(view.url + "/")
+
+
+def test_episode_ids_never_collide(tmp_path):
+    """Issue 17, item 2d: directory names that differ only by punctuation get different report page ids."""
+    runs = tmp_path / "runs"
+    names = ["scripted_x", "scripted:x", "scripted x", "scripted/x", "a__b"]
+    dirs = [runs / "t" / "constraint" / n / "trial-0" for n in names[:3]]
+    dirs += [runs / "t" / "constraint" / "scripted" / "x" / "trial-0", runs / "t" / "a__b" / "trial-0",
+             runs / "t" / "a" / "b" / "trial-0"]
+    ids = [episode_id(runs, d) for d in dirs]
+    assert len(set(ids)) == len(ids), ids
+    assert ids[0] == "t__constraint__scripted_x__trial-0", "a plain path keeps its readable id"
+    assert all(re.fullmatch(r"[A-Za-z0-9._-]+", i) for i in ids)

@@ -159,3 +159,100 @@ def test_unknown_agent_is_an_input_error():
         make_agent("robot")
     with pytest.raises(InputError, match="unknown perturbation 'typo'"):
         make_agent("perturbed:typo")
+
+
+# --- a runs directory never gets silently mixed (issue 17, item 2) ---
+
+def _finished(d: EpisodeDir, agent: str, status: str = "ok") -> EpisodeDir:
+    from rig.formats.episode import Episode
+
+    ep = Episode(task_id=TASK.id, variant="constraint", agent=agent)
+    ep.finish(status)  # type: ignore[arg-type]
+    d.write_episode(ep)
+    (d / "trajectory.jsonl").write_text('{"step": 0}\n')
+    return d
+
+
+def test_agents_of_one_name_are_told_apart(tmp_path):
+    from rig.agents.scripts import ScriptedAgent
+    from rig.runner.spec import agent_identity
+
+    scripts = []
+    for folder, url in (("a", "http://127.0.0.1:9/one"), ("b", "http://127.0.0.1:9/two")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.yaml").write_text(f"- goto: {url}\n")
+        scripts.append(ScriptedAgent(str(tmp_path / folder / "x.yaml")))
+    first, second = (agent_identity(a) for a in scripts)
+    assert first != second and len(first) == 10
+    runs = tmp_path / "runs"
+    [one] = plan([TASK], ["constraint"], scripts[0].name, 1, runs, resume=True, identity=first)
+    _finished(one.directory(runs), scripts[0].name)
+    assert plan([TASK], ["constraint"], scripts[0].name, 1, runs, resume=True, identity=first) == []
+    [two] = plan([TASK], ["constraint"], scripts[1].name, 1, runs, resume=True, identity=second)
+    assert two.directory(runs).path != one.directory(runs).path, "--resume must not take the second script as done"
+    assert one.directory(runs).path.parent.name == f"scripted_x-{first}"
+
+    class ModelAgent:
+        name, model, path = "browser-use", "openai:gpt-4.1-mini", None
+
+    assert agent_identity(ModelAgent()) == "openai:gpt-4.1-mini"
+    assert slug("browser-use", "openai:gpt-4.1-mini") == "browser-use-openai_gpt-4.1-mini"
+
+
+def test_a_new_trial_never_reuses_a_directory(tmp_path):
+    from rig.errors import InputError
+    from rig.runner.local import claim
+
+    runs = tmp_path / "runs"
+    for t in (0, 1, 2):
+        _finished(EpisodeSpec(TASK, "constraint", "reference", t).directory(runs), "reference")
+    import shutil
+
+    shutil.rmtree(EpisodeSpec(TASK, "constraint", "reference", 1).directory(runs).path)  # a removed trial
+    [new] = plan([TASK], ["constraint"], "reference", 1, runs, resume=False)
+    assert new.trial == 3, "after trial-1 is removed, a new run must not write into trial-2"
+    claim([new], runs, resume=False)
+
+    done = EpisodeSpec(TASK, "constraint", "reference", 2)
+    with pytest.raises(InputError, match="trial-2: holds a finished episode; a finished episode is never written"):
+        claim([done], runs, resume=True)
+    before = done.directory(runs).trajectory_file.read_text()
+    stray = EpisodeSpec(TASK, "constraint", "reference", 5)
+    stray.directory(runs).path.mkdir(parents=True)
+    (stray.directory(runs) / "trajectory.jsonl").write_text('{"step": 0}\n')
+    with pytest.raises(InputError, match="trial-5: a new trial's directory is not empty"):
+        claim([stray], runs, resume=False)
+    assert done.directory(runs).trajectory_file.read_text() == before
+
+
+def test_resume_keeps_an_unfinished_run_aside(tmp_path):
+    from rig.runner.local import claim
+
+    runs = tmp_path / "runs"
+    spec = EpisodeSpec(TASK, "constraint", "reference", 0)
+    d = _finished(spec.directory(runs), "reference", status="infra_error")
+    (d.path / "attempts" / "1").mkdir(parents=True)
+    (d.path / "attempts" / "1" / "trajectory.jsonl").write_text('{"step": 0}\n')
+    assert plan([TASK], ["constraint"], "reference", 1, runs, resume=True) == [spec]
+    claim([spec], runs, resume=True)
+    assert d.is_empty() or sorted(p.name for p in d.path.iterdir()) == ["attempts"]
+    kept = d.path / "attempts" / "unfinished-1"
+    assert (kept / "episode.json").exists() and (kept / "trajectory.jsonl").exists()
+    assert (kept / "attempts" / "1" / "trajectory.jsonl").exists(), "its failed attempts are kept with it"
+    assert d.attempts() == [], "the new run's own retries start at attempts/1 again"
+
+
+def test_rig_record_never_writes_into_an_existing_episode(tmp_path):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    script = tmp_path / "s.yaml"
+    script.write_text("- goto: http://127.0.0.1:9/\n")
+    out = _finished(EpisodeDir(tmp_path / "episode"), "scripted")
+    before = out.trajectory_file.read_text()
+    res = CliRunner().invoke(app, ["record", "--script", str(script), "--out", str(out.path)])
+    assert res.exit_code == 1
+    assert "episode: already holds a recorded episode; a recording is never written into an existing episode" in \
+        " ".join(res.stderr.split())
+    assert out.trajectory_file.read_text() == before

@@ -29,20 +29,41 @@ COMPLETE = ("ok", "timeout", "agent_error", "parse_failure")
 
 
 def plan(tasks: list[Task], variants: list[str], agent: str, trials: int, runs: RunsDir | Path,
-         resume: bool) -> list[EpisodeSpec]:
+         resume: bool, identity: str = "") -> list[EpisodeSpec]:
     """The episodes to run. With `resume`, trials 0..N-1 minus those already complete; without it,
-    N new trials numbered after any that exist (running again into a runs directory adds episodes)."""
+    N new trials numbered after the highest that exists (running again into a runs directory adds episodes, and
+    never reuses a trial directory). `identity` tells agents of one name apart (`spec.agent_identity`)."""
     runs = runs if isinstance(runs, RunsDir) else RunsDir(runs)
     specs: list[EpisodeSpec] = []
     for task in tasks:
         for variant in variants:
             if resume:
                 specs += [s for t in range(trials)
-                          if not _complete((s := EpisodeSpec(task, variant, agent, t)).directory(runs))]
+                          if not _complete((s := EpisodeSpec(task, variant, agent, t, identity=identity)).directory(runs))]
             else:
-                first = max(runs.trials(task.id, variant, agent), default=-1) + 1
-                specs += [EpisodeSpec(task, variant, agent, first + t) for t in range(trials)]
+                first = max(runs.trials(task.id, variant, agent, identity), default=-1) + 1
+                specs += [EpisodeSpec(task, variant, agent, first + t, identity=identity) for t in range(trials)]
     return specs
+
+
+def claim(specs: list[EpisodeSpec], runs: RunsDir | Path, resume: bool) -> None:
+    """Before any episode runs, make sure none is written into a directory that holds one: InputError for a finished
+    episode, and (without `resume`) for a new trial's directory that is not empty; with `resume`, what an unfinished
+    run left is moved under the episode's `attempts/unfinished-<n>/`, kept and never appended to."""
+    runs = runs if isinstance(runs, RunsDir) else RunsDir(runs)
+    for spec in specs:
+        d = spec.directory(runs)
+        if d.is_empty():
+            continue
+        if _complete(d):
+            raise InputError(str(d.path), None, "holds a finished episode; a finished episode is never written into "
+                                                "again")
+        if not resume:
+            raise InputError(str(d.path), None, "a new trial's directory is not empty (files of an earlier run, or of "
+                                                "a run writing it now); remove it or run with --resume")
+        kept = d.set_aside()
+        if kept is not None:
+            logger.warning("{}: the files of an unfinished earlier run are kept under {}", d.path, kept.path)
 
 
 def context_options(frozen: bool, allow_hosts: list[str] | None) -> dict[str, Any] | None:

@@ -36,7 +36,14 @@ async def record_actions(browser: Browser, actions: list[BaseModel], out_dir: Pa
 
 
 async def record_script(script: Path, out_dir: Path, start_url: str | None = None, headless: bool = True) -> Episode:
-    """`rig record`: run one action script in a recorded browser, no task needed."""
+    """`rig record`: run one action script in a recorded browser, no task needed, into a new or empty directory."""
+    out = EpisodeDir(out_dir)
+    if out.path.exists() and not out.path.is_dir():
+        raise InputError(str(out_dir), None, "--out must be a directory to create, not a file")
+    if not out.is_empty():
+        what = "a recorded episode" if out.exists() else "files"
+        raise InputError(str(out_dir), None, f"already holds {what}; a recording is never written into an existing "
+                                             "episode: choose a new --out, or remove this one first")
     actions = load_script(script)
     first = actions[0] if actions else None
     if start_url is None and not (first is not None and getattr(first, "goto", "").startswith(("http://", "https://"))):

@@ -17,7 +17,8 @@ from rig.log import add_run_log
 from rig.runner.config import VARIANTS, RunConfig
 from rig.runner.frozen import open_frozen
 from rig.runner.hosts import parse_hosts
-from rig.runner.local import plan, run_local
+from rig.runner.local import claim, plan, run_local
+from rig.runner.spec import agent_identity
 from rig.sites import SitesServer
 from rig.tasks import bundled_tasks, resolve_task
 
@@ -46,7 +47,9 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
         snapshot = open_frozen(config.frozen, tasks)
         sites_url = snapshot.start_url_base
     runs = RunsDir(config.runs_dir)
-    specs = plan(tasks, list(config.variants or VARIANTS), agent.name, config.trials, runs, config.resume)
+    specs = plan(tasks, list(config.variants or VARIANTS), agent.name, config.trials, runs, config.resume,
+                 identity=agent_identity(agent))
+    claim(specs, runs, config.resume)
     runs.path.mkdir(parents=True, exist_ok=True)
     log = add_run_log(runs.log_file)
     try:

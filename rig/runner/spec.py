@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from rig.agents.base import Agent
 from rig.episode_dir import EpisodeDir, RunsDir
+from rig.formats.files import read_limited
 from rig.formats.task import Task
 
 
@@ -18,12 +21,13 @@ class EpisodeSpec:
     agent: str
     trial: int = 0
     start_url: str | None = None
+    identity: str = ""
 
     def directory(self, runs: RunsDir | Path) -> EpisodeDir:
-        """`RUNS_DIR/<task>/<variant>/<agent>/trial-<n>`, always inside the runs directory."""
+        """`RUNS_DIR/<task>/<variant>/<agent>[-<identity>]/trial-<n>`, always inside the runs directory."""
         assert self.task is not None and self.variant is not None, "a task-less episode is given its directory"
         runs = runs if isinstance(runs, RunsDir) else RunsDir(runs)
-        return runs.episode(self.task.id, self.variant, self.agent, self.trial)
+        return runs.episode(self.task.id, self.variant, self.agent, self.trial, self.identity)
 
     def start(self, sites_url: str) -> str | None:
         """Where the episode starts: the task's start page on the sites server, else `start_url`."""
@@ -33,3 +37,13 @@ class EpisodeSpec:
     def label(self) -> str:
         """A short human-readable name."""
         return f"{self.task.id}/{self.variant}/{self.agent}#{self.trial}" if self.task else f"{self.agent}#{self.trial}"
+
+
+def agent_identity(agent: Agent) -> str:
+    """What tells this agent from others of the same name in a runs directory: the model it drives, and a script's
+    content digest (two scripts called `x.yaml` are two agents; an edited script is a new one)."""
+    parts = [agent.model] if agent.model else []
+    path = getattr(agent, "path", None)
+    if path is not None:
+        parts.append(hashlib.sha256(read_limited(path, "the script")).hexdigest()[:10])
+    return "-".join(parts)
