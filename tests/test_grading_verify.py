@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 from test_grading_states import (
     BASE,
+    GOLD,
     ROUTE_DIMS,
     ROUTES_B6,
     answer,
@@ -15,10 +18,14 @@ from test_grading_states import (
     synthetic_task,
     write_episode,
 )
+from typer.testing import CliRunner
 
+from rig.cli import app
+from rig.episode_dir import read_answer_file
 from rig.formats.actions import parse_actions
 from rig.formats.answer_text import ParseFailure
 from rig.grading.citations import verify_episode
+from rig.grading.grade import grade_episode
 from rig.runner.record import record_actions
 
 SEARCH = f"{BASE}/search"
@@ -149,3 +156,43 @@ async def test_a_single_page_app_that_rewrites_its_fragment_is_one_page(tmp_path
     assert shown_late["verified"] and shown_late["step"] in late, shown_late["reason"]
     assert shown_late["state"]["url.fragment.more"] == "2"
     assert shown_first["verified"] and shown_first["step"] < min(late)
+
+
+ANSWERS = Path(__file__).parent / "data" / "answers"
+
+
+@pytest.fixture
+def synthetic_task_file(tmp_path):
+    path = tmp_path / "syn-01.yaml"
+    path.write_text(yaml.safe_dump(synthetic_task().model_dump(mode="json"), allow_unicode=True))
+    return path
+
+
+@pytest.mark.parametrize("name", ["ragged.txt", "ragged.csv", "works_cited.md", "sources_line.md"])
+def test_rig_score_and_rig_verify_give_the_verdicts_grading_gives(tmp_path, synthetic_task_file, name):
+    # the product's text handed in (as `rig submit` does), graded; then the same text through `rig score` and `rig verify`
+    task = synthetic_task()
+    d = write_episode(tmp_path / "ep", reference_steps(), read_answer_file(ANSWERS / name).model_dump(mode="json"),
+                      task_path=str(synthetic_task_file))
+    grade = grade_episode(d)
+    gold, rules = tmp_path / "gold.md", tmp_path / "rules.json"
+    gold.write_text("| Dest | Flights |\n|---|---|\n" + "".join(f"| {a} | {b} |\n" for a, b in GOLD))
+    rules.write_text(json.dumps(task.model_dump(mode="json")["canonicalize"]))
+    cli = CliRunner()
+    scored = cli.invoke(app, ["score", "--gold", str(gold), "--pred", str(ANSWERS / name), "--key", "Dest",
+                              "--rules", str(rules), "--json"])
+    assert scored.exit_code == 0, scored.output
+    assert json.loads(scored.stdout) == {"status": "ok", "item_f1": grade.scores.item_f1,
+                                         "row_f1": grade.scores.row_f1, "poa": grade.scores.poa}
+    verified = cli.invoke(app, ["verify", str(d), "--answer", str(ANSWERS / name), "--json"])
+    assert verified.exit_code == 0, verified.output
+    assert json.loads(verified.stdout)["citations"] == [c.model_dump(mode="json") for c in grade.citations]
+    if name.startswith("ragged"):  # ORD lacks its Flights cell: only that cell is unmatched
+        assert (grade.status, grade.scores.c_item, grade.scores.c_row) == ("ok", 5, 2)
+        assert [c.verdict for c in grade.scores.gold_rows[1].cells] == ["correct", "missing"]
+    else:  # every footnoted row is verified where it was read, in the gold state
+        rows = [c for c in grade.citations if c.row is not None and c.url == SEARCH]
+        assert len(rows) == 3 and all(c.verified and c.state_anchored for c in rows)
+        assert [c.reason for c in grade.citations if c.url == f"{SEARCH}?dest=SFO"] in (
+            [], ["the URL was not loaded in the episode"])
+        assert grade.scores.row_f1 == 1.0
