@@ -82,7 +82,7 @@ def read_recorded_steps(path: str | Path) -> list[RecordedStep]:
             d = json.loads(line)
             out.append(RecordedStep(step=int(d["step"]), url=str(d["url"]), action=dict(d["action"]),
                                     state=dict(d["state"]), text_hash=str(d["text_hash"]), tab=int(d.get("tab", 0))))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             if n == len(lines):  # no newline after it: written partially
                 break
             raise ReplayError(f"{path}: line {n}: not a trajectory step ({type(exc).__name__}: {exc})") from None

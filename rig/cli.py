@@ -164,12 +164,18 @@ def submit(
     from rig.agents.cdp import submit_text
     from rig.formats.answer_text import ParseFailure
 
+    from rig.formats.files import read_limited
+
     try:
-        text = answer.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        _fail(InputError(str(answer), None, f"cannot read: {getattr(exc, 'strerror', None) or exc}"))
+        text = read_limited(answer, "the answer").decode("utf-8")
+    except InputError as exc:
+        _fail(exc)
+    except UnicodeDecodeError as exc:
+        _fail(InputError(str(answer), f"byte {exc.start}", "not UTF-8 text"))
     try:
         path = submit_text(episode_dir, text, str(answer))
+    except RecursionError:
+        _fail(InputError(str(answer), None, "nested too deeply to be an answer"))
     except ParseFailure as exc:
         _fail(RigError(f"{exc}; handed in as unparseable: the episode ends with status parse_failure"))
     except RigError as exc:
@@ -192,6 +198,8 @@ def score(
         result = score_files(gold, pred, key, load_rules(rules) if rules else None)
     except RigError as exc:
         _fail(exc)
+    except RecursionError:
+        _fail(RigError("--gold/--pred/--rules: a file is nested too deeply to be a table or a rule set"))
     if as_json:
         sys.stdout.write(json.dumps(result) + "\n")
         return
@@ -307,6 +315,9 @@ def view(
 def sites_serve(port: int = typer.Option(8765, help="port on 127.0.0.1")) -> None:
     """Serve the bundled replica sites on 127.0.0.1 until interrupted."""
     from rig.sites import serve
+
+    if not 0 <= port <= 65535:
+        _fail(InputError("--port", None, f"{port} is not a TCP port (0 to 65535)"))
 
     err.print(f"serving the bundled sites at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
     serve(port)

@@ -12,28 +12,42 @@ from playwright.async_api import Browser, async_playwright
 
 from recorders import Recorder, RecorderOptions
 from replay import REPLAY_CONTEXT_OPTIONS, ReplayError, attach_replay
+from replay.index import ArchiveIndex
 from replay.redrive import RECHECKS, redrive
-from replay.report import ReplayReport, read_recorded_steps
+from replay.report import RecordedStep, ReplayReport, read_recorded_steps
 from rig.browser import launch
 from rig.episode_dir import EpisodeDir
 from rig.errors import InputError
 from rig.sites import bundled_adapters
 
 
-async def replay_episode(episode_dir: Path, browser: Browser, *, timeout_s: float = 10.0,
-                         rechecks: int = RECHECKS) -> ReplayReport:
-    """Re-drive an episode's actions in `browser` against its archive; compare every step."""
+def load_episode(episode_dir: Path) -> tuple[ArchiveIndex, list[RecordedStep]]:
+    """The archive and the recorded steps to replay; InputError, before any browser starts, when there is nothing to
+    replay (no or an empty trajectory or archive)."""
     ed = EpisodeDir(episode_dir)
     for path in (ed.trajectory_file, ed.warc_file):
         if not path.is_file():
             raise InputError(str(ed.path), path.name, "missing: not an episode directory (see `rig record`)")
-    index = await asyncio.to_thread(ed.archive, strict=False)
+    index = ed.archive(strict=False)
     for problem in index.errors:
         logger.warning(problem)
+    if index.records == 0:
+        raise InputError(str(ed.warc_file), None, "holds no WARC record: there is nothing to replay against")
     try:
         steps = read_recorded_steps(ed.trajectory_file)
     except ReplayError as exc:
         raise InputError(str(ed.trajectory_file), None, str(exc).removeprefix(f"{ed.trajectory_file}: ")) from None
+    if not steps:
+        raise InputError(str(ed.trajectory_file), None, "holds no step: there is nothing to replay")
+    return index, steps
+
+
+async def replay_episode(episode_dir: Path, browser: Browser, *, timeout_s: float = 10.0,
+                         rechecks: int = RECHECKS,
+                         loaded: tuple[ArchiveIndex, list[RecordedStep]] | None = None) -> ReplayReport:
+    """Re-drive an episode's actions in `browser` against its archive (`loaded`: from `load_episode`); compare
+    every step."""
+    index, steps = loaded if loaded is not None else await asyncio.to_thread(load_episode, episode_dir)
     options = RecorderOptions(screenshots="off", dom_snapshot=False, record_text=False, fsync=False)
     with tempfile.TemporaryDirectory(prefix="rig-replay-") as scratch:
         context = await browser.new_context(**REPLAY_CONTEXT_OPTIONS)
@@ -51,11 +65,13 @@ async def replay_episode(episode_dir: Path, browser: Browser, *, timeout_s: floa
 def replay(episode_dir: Path, *, headless: bool = True, timeout_s: float = 10.0) -> ReplayReport:
     """`rig replay`: launch Chromium, re-drive the episode, return the report (exit 0 only when `report.ok`)."""
 
+    loaded = load_episode(episode_dir)  # fail fast, before a browser starts
+
     async def main() -> ReplayReport:
         async with async_playwright() as pw:
             browser = await launch(pw, headless=headless)
             try:
-                return await replay_episode(episode_dir, browser, timeout_s=timeout_s)
+                return await replay_episode(episode_dir, browser, timeout_s=timeout_s, loaded=loaded)
             finally:
                 await browser.close()
 

@@ -4,6 +4,7 @@ file and the position; a truncated WARC still yields its complete records."""
 from __future__ import annotations
 
 import io
+import os
 import json
 import shutil
 from pathlib import Path
@@ -226,3 +227,158 @@ def test_report_is_written_around_broken_episodes(mixed_run):
     assert len(pages) == 6
     bad_line = next(p for p in (index.parent / "episodes").glob("*bad-line*.html"))
     assert 'id="page-error"' in bad_line.read_text() and "not JSON" in bad_line.read_text()
+
+
+# --- clear errors instead of tracebacks, bounded reads (issue 17, item 8) ---
+
+def test_answer_files_are_read_bounded(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"columns": ["A"], "rows": ' + DEEP + "}")
+    with pytest.raises(ParseFailure, match="deep.json: nested too deeply to be an answer"):
+        read_answer_file(deep)
+    with pytest.raises(InputError, match="/dev/zero: cannot read the answer: a character device, not a regular file"):
+        read_answer_file(Path("/dev/zero"))
+    fifo = tmp_path / "answer.md"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="answer.md: cannot read the answer: a FIFO, not a regular file"):
+        read_answer_file(fifo)
+    res = CliRunner().invoke(app, ["submit", str(tmp_path), "--answer", str(fifo)])
+    assert res.exit_code == 1 and "a FIFO, not a regular file" in res.stderr
+
+
+def test_file_size_is_checked_before_reading(tmp_path):
+    from rig.formats.files import read_limited
+
+    big = tmp_path / "big.json"
+    with big.open("wb") as fh:
+        fh.truncate(600 * 1024 * 1024)  # sparse: 600 MB that cost no disk
+    with pytest.raises(InputError, match=r"big.json: cannot read the answer: 629145600 bytes, more than the limit"):
+        read_limited(big, "the answer")
+
+
+def test_deep_action_scripts_are_clear_errors(tmp_path):
+    from rig.errors import ScriptError
+    from rig.formats.actions import load_script
+
+    for name, text in (("s.json", DEEP), ("s.yaml", "- goto: " + DEEP)):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ScriptError, match=f"{name}: not an action script: nested too deeply"):
+            load_script(tmp_path / name)
+    with pytest.raises(ScriptError, match="cannot read the script: a character device"):
+        load_script("/dev/zero")
+
+
+def test_view_rejects_a_port_that_is_not_one(tmp_path):
+    res = CliRunner().invoke(app, ["view", str(tmp_path), "--port", "80000"])
+    assert res.exit_code == 1 and "--port: 80000 is not a TCP port (0 to 65535)" in res.stderr
+    res = CliRunner().invoke(app, ["report", str(tmp_path / "nowhere")])
+    assert res.exit_code == 1 and "nowhere: no such runs directory" in res.stderr
+
+
+def test_replaying_an_empty_archive_fails_before_a_browser_starts(tmp_path, monkeypatch):
+    import rig.replay_cmd as replay_cmd
+
+    d = _episode(tmp_path, "trajectory-torn-tail.jsonl")
+    (d / "evidence.warc.gz").write_bytes(b"")
+    monkeypatch.setattr(replay_cmd, "async_playwright", lambda: pytest.fail("a browser was started"))
+    with pytest.raises(InputError, match="evidence.warc.gz: holds no WARC record: there is nothing to replay against"):
+        replay_cmd.replay(d)
+
+
+def test_atomic_writes_never_share_a_temporary_name(tmp_path, monkeypatch):
+    """Two `rig grade` runs at once write grade.json through temporary files of their own."""
+    import rig.episode_dir as episode_dir
+
+    seen: list[str] = []
+    real = os.replace
+    monkeypatch.setattr(episode_dir.os, "replace", lambda src, dst: (seen.append(str(src)), real(src, dst)))
+    target = tmp_path / "grade.json"
+    episode_dir.write_atomic(target, "one")
+    episode_dir.write_atomic(target, "two")
+    assert len(set(seen)) == 2 and all(Path(s).parent == tmp_path for s in seen)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grade.json"] and target.read_text() == "two"
+
+
+def test_a_zero_byte_thumbnail_left_by_a_killed_report_is_rewritten(mixed_run):
+    from PIL import Image
+
+    from rig.report import write_report
+    from rig.report.load import episode_id
+
+    d = mixed_run / "syn-01" / "constraint" / "good" / "trial-0"
+    (d / "screens").mkdir()
+    Image.new("RGB", (400, 300), "red").save(d / "screens" / "0000.jpg")
+    lines = (d / "trajectory.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    (d / "trajectory.jsonl").write_text("\n".join([json.dumps({**first, "screenshot": "screens/0000.jpg"}), *lines[1:]]) + "\n")
+    thumb = mixed_run / "report" / "screens" / episode_id(mixed_run, d) / "thumb" / "0000.jpg"
+    thumb.parent.mkdir(parents=True)
+    thumb.write_bytes(b"")  # what a report killed while writing it left, newer than the screenshot
+    os.utime(thumb, (os.stat(d / "screens" / "0000.jpg").st_mtime + 60,) * 2)
+    write_report(mixed_run)
+    assert thumb.stat().st_size > 0
+    with Image.open(thumb) as im:
+        assert im.width <= 240
+    assert not [p for p in thumb.parent.iterdir() if p.name != "0000.jpg"], "no temporary file is left"
+
+
+def test_view_refuses_a_huge_body_before_reading_it(mixed_run):
+    import http.client
+
+    from rig.grading.runs import grade_runs
+    from rig.report import ViewServer
+    from rig.report.load import episode_id
+
+    grade_runs(mixed_run)
+    eid = episode_id(mixed_run, mixed_run / "syn-01" / "constraint" / "good" / "trial-0")
+    with ViewServer(mixed_run) as view:
+        host, port = view.url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.putrequest("POST", f"/api/audit/{eid}")
+        conn.putheader("Content-Type", "application/x-www-form-urlencoded")
+        conn.putheader("Content-Length", str(600 * 1024 * 1024))
+        conn.endheaders(b"label=")  # a few bytes of the announced 600 MB
+        res = conn.getresponse()
+        assert res.status == 413 and b"too large" in res.read()
+        conn.close()
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn.request("POST", f"/api/audit/{eid}", body=iter([b"note=" + b"x" * 70_000]),
+                     headers={"Content-Type": "application/x-www-form-urlencoded", "Transfer-Encoding": "chunked"},
+                     encode_chunked=True)
+        res = conn.getresponse()
+        assert res.status == 413
+        conn.close()
+    assert not (mixed_run / "syn-01" / "constraint" / "good" / "trial-0" / "audit.json").exists()
+
+
+def test_view_removes_its_temporary_folder_on_sigterm(mixed_run, tmp_path):
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    from waiting import wait_until_sync
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rig = Path(sys.executable).parent / "rig"
+    proc = subprocess.Popen([str(rig), "view", str(mixed_run), "--port", str(port)], env={**os.environ, "TMPDIR": str(tmp)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        def listening() -> bool:
+            with socket.socket() as c:
+                return c.connect_ex(("127.0.0.1", port)) == 0
+
+        wait_until_sync(lambda: listening() or proc.poll() is not None, timeout=60, message="rig view listening")
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        assert [p.name for p in tmp.iterdir() if p.name.startswith("rig-view-")], "the view writes to a temporary folder"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert [p.name for p in tmp.iterdir() if p.name.startswith("rig-view-")] == []

@@ -179,6 +179,8 @@ def _summary(runs_dir: Path, episodes: list[EpisodeData]) -> tuple[Summary, bool
 def load_run(runs_dir: Path) -> RunData:
     """Read every episode under `runs_dir` (or `runs_dir` itself when it is one episode directory)."""
     runs_dir = Path(runs_dir)
+    if not runs_dir.is_dir():
+        raise InputError(str(runs_dir), None, "no such runs directory" if not runs_dir.exists() else "not a directory")
     dirs = [runs_dir] if EpisodeDir(runs_dir).exists() else [e.path for e in RunsDir(runs_dir).episodes()]
     tasks: dict[str, Task | None] = {}
     episodes, broken = [], []

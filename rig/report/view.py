@@ -4,6 +4,7 @@ which validates an audit, writes audit.json into that episode's directory and re
 from __future__ import annotations
 
 import json
+import signal
 import tempfile
 import threading
 import time
@@ -29,7 +30,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rig.episode_dir import EpisodeDir
-from rig.errors import InfraError
+from rig.errors import InfraError, InputError
 from rig.formats.audit import NO_FAILURE, Audit
 from rig.report.build import CSP, Report
 
@@ -45,10 +46,26 @@ def _same_origin(request: Request) -> bool:
     return urlsplit(origin).netloc == request.headers.get("host")
 
 
+class TooLarge(ValueError):
+    """A request body over the limit (answered 413)."""
+
+
+async def _body(request: Request, limit: int = _MAX_BODY) -> bytes:
+    """The request body, refused by its Content-Length before anything is read, and never read past `limit`."""
+    declared = request.headers.get("content-length", "")
+    if declared.strip().isdigit() and int(declared) > limit:
+        raise TooLarge(f"the audit is too large ({int(declared)} bytes; at most {limit})")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"the audit is too large (more than {limit} bytes)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 async def _fields(request: Request) -> dict[str, str]:
-    body = await request.body()
-    if len(body) > _MAX_BODY:
-        raise ValueError("the audit is too large")
+    body = await _body(request)
     if request.headers.get("content-type", "").startswith("application/json"):
         data = json.loads(body or b"{}")
         if not isinstance(data, dict):
@@ -73,7 +90,9 @@ def make_app(report: Report) -> Starlette:
             label = fields.get("label") or NO_FAILURE
             audit = Audit.model_validate({"label": None if label == NO_FAILURE else label,
                                           "note": fields.get("note", ""), "auditor": fields.get("auditor", "")})
-        except (ValueError, ValidationError, UnicodeDecodeError) as e:
+        except TooLarge as e:
+            return PlainTextResponse(str(e), status_code=413)
+        except (ValueError, ValidationError, UnicodeDecodeError, RecursionError) as e:
             return PlainTextResponse(f"invalid audit: {e}", status_code=422)
         with lock:
             EpisodeDir(episode.dir).write_audit(audit)
@@ -150,9 +169,28 @@ class ViewServer:
 
 def serve_view(runs_dir: str | Path, port: int = 8766, out_dir: str | Path | None = None) -> None:
     """Write the report of `runs_dir` (to a temporary folder unless `out_dir`) and serve it on 127.0.0.1:`port`
-    until interrupted; audits posted from the episode pages are saved as audit.json in the episode directories."""
-    with tempfile.TemporaryDirectory(prefix="rig-view-") as tmp:
-        report = Report(Path(runs_dir), Path(out_dir) if out_dir is not None else Path(tmp))
-        report.write()
-        logger.info("report of {} at http://{}:{}/ (Ctrl-C to stop)", runs_dir, HOST, port)
-        uvicorn.run(make_app(report), host=HOST, port=port, log_level="warning", access_log=False, lifespan="off")
+    until interrupted (Ctrl-C or SIGTERM; the temporary folder is removed either way); audits posted from the
+    episode pages are saved as audit.json in the episode directories."""
+    if not 0 <= port <= 65535:
+        raise InputError("--port", None, f"{port} is not a TCP port (0 to 65535)")
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)  # until uvicorn takes over: unwind, remove the folder
+    try:
+        with tempfile.TemporaryDirectory(prefix="rig-view-") as tmp:
+            report = Report(Path(runs_dir), Path(out_dir) if out_dir is not None else Path(tmp))
+            report.write()
+            logger.info("report of {} at http://{}:{}/ (Ctrl-C to stop)", runs_dir, HOST, port)
+            config = uvicorn.Config(make_app(report), host=HOST, port=port, log_level="warning", access_log=False,
+                                    lifespan="off")
+            server = uvicorn.Server(config)
+            try:
+                server.run()  # uvicorn handles SIGINT and SIGTERM: it stops serving, then raises the signal again
+            except SystemExit:
+                if server.started or getattr(server, "_captured_signals", None):
+                    raise
+                raise InfraError(f"the report view could not listen on {HOST}:{port} (in use, or not allowed)") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
