@@ -255,3 +255,8 @@ def test_citations_of_any_scheme_and_relative_urls_are_kept():
         Citation(url="file:///etc/passwd", excerpt=""),
         Citation(url="file:///etc/", excerpt="home"),
     ]
+
+
+def test_two_prose_lines_with_commas_are_still_no_table():
+    with pytest.raises(ParseFailure, match="no table found"):
+        parse_table("Hmm, well.\nI looked at the page, twice, and found nothing.\n", "t")

@@ -133,12 +133,17 @@ def _pipe_table(lines: list[str]) -> tuple[list[str], list[list[str]], int, int]
     return None
 
 
-def _header_at(counts: list[int], texts: list[str]) -> int | None:
+def _header_at(cells: list[list[str]], texts: list[str]) -> int | None:
     """The header line of a delimited block: the first line of two or more cells, not a lead-in sentence (ending
-    in a colon), whose width is the commonest from it on or is not outgrown by the line below it."""
+    in a colon), as wide as the line below it; or, for ragged rows, one whose cells read as column names and
+    whose width is the commonest from it on or is not outgrown by the line below it."""
+    counts = [len(c) for c in cells]
     for k in range(len(counts) - 1):
-        if counts[k] >= 2 and not texts[k].rstrip().endswith(":") and (
-                counts[k] == Counter(counts[k:]).most_common(1)[0][0] or counts[k] >= counts[k + 1]):
+        if counts[k] < 2 or texts[k].rstrip().endswith(":"):
+            continue
+        names = all(c.strip() and not c.strip().endswith(_SENTENCE_END) for c in cells[k])
+        if counts[k] == counts[k + 1] or names and (
+                counts[k] == Counter(counts[k:]).most_common(1)[0][0] or counts[k] > counts[k + 1]):
             return k
     return None
 
@@ -154,12 +159,11 @@ def _delimited(lines: list[str], delim: str, name: str,
         j = i
         while j < len(lines) and lines[j].strip() and delim in lines[j]:
             j += 1
-        counts = [len(next(csv.reader([x], delimiter=delim))) for x in lines[i:j]]
-        start = _header_at(counts, lines[i:j])
-        if start is None and len(nonblank) == 1 and counts[0] >= 2:
+        cells = [next(csv.reader([x], delimiter=delim)) for x in lines[i:j]]
+        start = _header_at(cells, lines[i:j])
+        if start is None and len(nonblank) == 1 and len(cells[0]) >= 2:
             start = 0  # a header-only table is the whole text, and reads as column names, not a sentence
-            cells = [c.strip() for c in next(csv.reader([lines[i]], delimiter=delim))]
-            if any(not c or c.endswith(_SENTENCE_END) for c in cells):
+            if any(not c.strip() or c.strip().endswith(_SENTENCE_END) for c in cells[0]):
                 return None
         if start is not None:
             reader = csv.reader(lines[i + start:j], delimiter=delim, strict=True)
