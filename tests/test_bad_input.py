@@ -167,7 +167,13 @@ DEEP = "[" * 100_000 + "]" * 100_000
 def mixed_run(tmp_path):
     """A runs directory of the synthetic task: one good episode and one of each kind of broken one."""
     import yaml
-    from test_grading_states import GOLD, answer, reference_steps, synthetic_task, write_episode
+    from test_grading_states import (
+        GOLD,
+        answer,
+        reference_steps,
+        synthetic_task,
+        write_episode,
+    )
 
     task_file = tmp_path / "syn-01.yaml"
     task_file.write_text(yaml.safe_dump(synthetic_task().model_dump(mode="json"), allow_unicode=True))
@@ -276,7 +282,7 @@ def test_view_rejects_a_port_that_is_not_one(tmp_path):
 
 
 def test_replaying_an_empty_archive_fails_before_a_browser_starts(tmp_path, monkeypatch):
-    import rig.replay_cmd as replay_cmd
+    from rig import replay_cmd
 
     d = _episode(tmp_path, "trajectory-torn-tail.jsonl")
     (d / "evidence.warc.gz").write_bytes(b"")
@@ -287,7 +293,7 @@ def test_replaying_an_empty_archive_fails_before_a_browser_starts(tmp_path, monk
 
 def test_atomic_writes_never_share_a_temporary_name(tmp_path, monkeypatch):
     """Two `rig grade` runs at once write grade.json through temporary files of their own."""
-    import rig.episode_dir as episode_dir
+    from rig import episode_dir
 
     seen: list[str] = []
     real = os.replace

@@ -182,9 +182,9 @@ def markdown(summary: Summary) -> str:
     head = f"# Results ({summary.episodes} episodes, {summary.scored} scored, {summary.infra} not scored: infrastructure"
     head += f", {summary.ungraded} could not be graded)" if summary.ungraded else ")"
     out = [head, ""]
-    out += [f"**Warning:** {md_text(w)}" + "  " for w in infra_warnings(summary)] + ([""] if summary.infra else [])
-    out += ["| Agent | Constraint Row-F1 | Constraint Item-F1 | Constraint P.O.A. | Goal Row-F1 | Goal Item-F1 | Goal P.O.A. "
-            "| Overall Item-F1 | Infra failures |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out += [f"**Warning:** {md_text(w)}  " for w in infra_warnings(summary)] + ([""] if summary.infra else [])
+    out += [("| Agent | Constraint Row-F1 | Constraint Item-F1 | Constraint P.O.A. | Goal Row-F1 | Goal Item-F1 "
+             "| Goal P.O.A. | Overall Item-F1 | Infra failures |"), "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for a in agents:
         cells = []
         for v in ("constraint", "goal"):
