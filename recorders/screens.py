@@ -42,6 +42,7 @@ from typing import Any
 from loguru import logger
 from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from recorders import observer
 from recorders.background import spawn
@@ -52,18 +53,31 @@ _SHOWN_MIN_S, _SHOWN_MAX_S = 0.04, 0.1  # bounds of the wait for a frame after i
 _CLOSE_SHOWN_S = 0.2  # at close, a frame showing the last step is awaited at most this long after its change
 _FRAME_WAIT_S = 1.5  # a frame showing an ended step may still arrive this long after it ended (a busy machine)
 _HOLD_S = 0.5  # without a next action, a step is pictured and its image written this long after its step
+_SHOT_TIMEOUT_S = 3.0  # a screenshot takes well under 100 ms; one not back by then may never come
 _KEEP = 6  # recent frames kept per tab (a step's frame may arrive before its step is written)
 
 
-async def capture_jpeg(page: Page, quality: int, scale: float, cdp: CDPSession | None) -> bytes:
-    """A JPEG of the page's viewport, now (it waits for the browser to render a frame)."""
+async def capture_jpeg(page: Page, quality: int, scale: float, cdp: CDPSession | None) -> bytes | None:
+    """A JPEG of the page's viewport, now (it waits for the browser to render a frame); None when no frame came
+    within `_SHOT_TIMEOUT_S` (Chromium's screenshot may never return while a navigation is pending: a page that
+    reloads itself forever)."""
     if cdp is None:
-        return await page.screenshot(type="jpeg", quality=quality, animations="disabled", caret="hide")
+        try:
+            return await page.screenshot(
+                type="jpeg", quality=quality, animations="disabled", caret="hide", timeout=_SHOT_TIMEOUT_S * 1000
+            )
+        except PlaywrightTimeoutError:
+            return None
     params: dict[str, Any] = {"format": "jpeg", "quality": quality, "optimizeForSpeed": True}
-    if scale < 1:
-        vp = await page.evaluate("() => ({x: scrollX, y: scrollY, width: innerWidth, height: innerHeight})")
-        params["clip"] = {**vp, "scale": scale}
-    res = await cdp.send("Page.captureScreenshot", params)
+    try:
+        async with asyncio.timeout(_SHOT_TIMEOUT_S):
+            if scale < 1:
+                vp = await page.evaluate("() => ({x: scrollX, y: scrollY, width: innerWidth, height: innerHeight})")
+                params["clip"] = {**vp, "scale": scale}
+            res = await cdp.send("Page.captureScreenshot", params)
+    except TimeoutError:
+        logger.debug("recorders: no frame for a screenshot within {:g} s", _SHOT_TIMEOUT_S)
+        return None
     return base64.b64decode(res["data"])
 
 
@@ -212,8 +226,8 @@ class Screencast:
             # No frame shows it: frames were dropped or are late, or the change painted nothing. The latest
             # frame may predate the change; a frame rendered now shows the step.
             with suppress(PlaywrightError):
-                jpeg = await capture_jpeg(*self._shot, self.cdp)
-                due.offer(_Frame(time.time(), base64.b64encode(jpeg).decode("ascii"), sys.maxsize, shot=True))
+                if (jpeg := await capture_jpeg(*self._shot, self.cdp)) is not None:
+                    due.offer(_Frame(time.time(), base64.b64encode(jpeg).decode("ascii"), sys.maxsize, shot=True))
         return due.best is not None
 
     def end(self, until: float, last: bool = False) -> None:

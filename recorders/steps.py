@@ -179,6 +179,8 @@ class StepWriter:
                     tab.page, o.jpeg_quality, o.screenshot_scale, cast.cdp if cast else None
                 )
             except PlaywrightError:
+                jpeg = None
+            if jpeg is None:  # the page went away, or rendered no frame in time
                 return tab.shot_path if o.screenshots == "on_change" else None
             (self.out_dir / rel).write_bytes(jpeg)
         tab.shot_hash, tab.shot_path = dom_hash, rel

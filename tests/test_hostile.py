@@ -8,14 +8,15 @@ page did is recorded as such, nothing recorded before the fault is lost, and the
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
 import json
-import time
 from pathlib import Path
 
 import pytest
 from conftest import HOSTILE as SITE
+from playwright.async_api import Error as PlaywrightError
 from test_faults import assert_intact, lines
 from waiting import wait_until
 from warcio.archiveiterator import ArchiveIterator
@@ -57,10 +58,10 @@ class Hostile:
 
 
 class Run:
-    """The episodes of one `run_local` call, by script name, and how long the call took."""
+    """The episodes of one `run_local` call, by script name."""
 
-    def __init__(self, runs_dir: Path, episodes: dict[str, Episode], seconds: float) -> None:
-        self.runs_dir, self.episodes, self.seconds = runs_dir, episodes, seconds
+    def __init__(self, runs_dir: Path, episodes: dict[str, Episode]) -> None:
+        self.runs_dir, self.episodes = runs_dir, episodes
 
     def dir(self, name: str) -> Path:
         return EpisodeSpec(_task(name), "constraint", Hostile.name, 0).directory(self.runs_dir)
@@ -94,10 +95,9 @@ async def _run(site, runs_dir: Path, scripts: dict[str, tuple[list[dict], float]
                concurrency: int = 2, options: RecorderOptions = OPTIONS) -> Run:
     agent = Hostile(scripts)
     specs = [EpisodeSpec(_task(name), "constraint", agent.name, 0) for name in scripts]
-    start = time.monotonic()
     episodes = await run_local(specs, agent, runs_dir, sites_url=site.url, budget=budget, concurrency=concurrency,
                                options=options)
-    return Run(runs_dir, dict(zip(scripts, episodes)), time.monotonic() - start)
+    return Run(runs_dir, dict(zip(scripts, episodes)))
 
 
 def _ok(run: Run, name: str, steps: int) -> list[dict]:
@@ -156,8 +156,9 @@ async def test_an_endless_run_of_dialogs_is_bounded_and_the_other_episode_carrie
     run = await _run(hostile, tmp_path, scripts, budget)
     _ok(run, "calm", 5)
     ep = run.episodes["storm"]
-    assert ep.status == "timeout" and ep.attempts == 1, ep.error  # nothing could run in the page, not even capture
-    assert ep.seconds < budget.stall_s + 15
+    # nothing could run in the page, not even capture: the stall budget ended it, and the recorder still closed
+    assert ep.status == "timeout" and ep.attempts == 1, ep.error
+    assert "stalled: no new step for 5 s" in ep.error
     saved = run.saved("storm")
     assert saved.dialog_count >= STORM_DIALOGS and len(saved.dialogs) == KEEP
     assert {(d["type"], d["message"], d["response"]) for d in saved.dialogs} == {("alert", "again", "dismissed")}
@@ -240,10 +241,25 @@ async def test_a_redirect_loop_is_the_agents_error_and_the_other_episode_carries
 async def test_meta_refresh_loops_are_bounded_and_archived(hostile, tmp_path, name, start, pages):
     budget = Budget(max_steps=30, timeout_s=30, stall_s=10)
     run = await _run(hostile, tmp_path, {name: (CALM + [{"goto": start}], 5)}, budget)
-    assert run.seconds < budget.timeout_s
-    _ok(run, name, 3)
+    _ok(run, name, 3)  # ended ok, in one attempt: neither the agent nor the recorder's close ran into a budget
     loaded = [r[0].removeprefix(hostile.url) for r in run.responses(name) if r[1] == 200]
     assert set(loaded) >= pages and len([u for u in loaded if u in pages]) >= 5, (name, loaded)
+
+
+async def test_a_screenshot_of_a_page_reloading_itself_never_hangs(hostile, context, page):
+    """Chromium's `Page.captureScreenshot` may never return while a navigation is pending (about one call in ten
+    on /refresh-self here); the recorder's capture gives up and says so (None) instead of hanging its step."""
+    from recorders.screens import capture_jpeg
+
+    cdp = await context.new_cdp_session(page)
+    await page.goto(f"{hostile.url}/refresh-self", wait_until="commit")
+    got = []
+    for _ in range(15):
+        try:  # the outer bound only tells a bounded capture (3 s) from one that never returns
+            got.append(await asyncio.wait_for(capture_jpeg(page, 60, 1.0, cdp), 30))
+        except PlaywrightError:  # between documents: the browser says so at once
+            got.append("error")
+    assert all(g is None or g == "error" or g[:2] == b"\xff\xd8" for g in got), got  # a JPEG, or none
 
 
 # ---- a response that never ends ----------------------------------------------------------------------------
@@ -259,7 +275,6 @@ async def test_a_response_that_never_ends(hostile, tmp_path):
     # the goto's step is written after its 3 s timeout and the recorder's 2 s settle: the stall budget must exceed both
     budget = Budget(max_steps=30, timeout_s=40, stall_s=8)
     run = await _run(hostile, tmp_path, scripts, budget, concurrency=3)
-    assert run.seconds < 40
 
     steps = _ok(run, "read", 5)
     assert run.answer("read")["first"] == "first bytes"
@@ -286,7 +301,6 @@ async def test_a_10_mb_dom(hostile, tmp_path):
     scripts = {"big": (CALM + [{"goto": "/big-dom"}, {"extract_text": {"selector": "#ok", "as": "end"}}], 40)}
     budget = Budget(max_steps=30, timeout_s=90, stall_s=60)
     run = await _run(hostile, tmp_path, scripts, budget, options=RecorderOptions())  # the body takes seconds to load
-    assert run.seconds < budget.timeout_s
     steps = _ok(run, "big", 5)
     assert run.answer("big")["end"] == "big"
     assert steps[3]["url"] == f"{hostile.url}/big-dom"
