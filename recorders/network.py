@@ -10,8 +10,9 @@ page may read a fetch's answer and navigate away at once, long before a busy rec
 each page (and each out-of-process frame) gets a CDP session of its own configuring `Network.
 configureDurableMessages`: the browser process then keeps the bodies it delivers, past navigations, and
 `Response.body()` still reads them afterwards (`keep_bodies`). A read that fails is retried while the page
-is open. A body that still cannot be read (it never finished within `body_timeout_ms`, its page closed first,
-it was too large to keep) is archived as missing, never as an empty body: the response record carries
+is open. The same session's `Network.dataReceived` events tell a body still arriving from one that stalled.
+A body that still cannot be read (nothing of it arrived for `body_timeout_ms` before it finished, its page
+closed first, it was too large to keep) is archived as missing, never as an empty body: the response record carries
 `WARC-Rig-Missing: body not readable: <reason>` (and `WARC-Truncated`) and `missing_bodies` counts it.
 """
 
@@ -42,6 +43,8 @@ from recorders.warc import Exchange, WarcArchive
 _UNSETTLING = {"eventsource", "websocket"}  # long-lived by design: never counted as "in flight"
 _DROP_RESPONSE = {"content-encoding", "transfer-encoding", "content-length"}  # the body is stored decoded
 _HEADERS_TIMEOUT_S = 10.0
+_TRANSFER_S = 60.0  # a body that finished loading is read within this (it is in the browser already)
+_CLOSE_TRANSFER_S = 8.0  # at close, finished bodies still being read get this much longer
 _READ_ATTEMPTS, _READ_RETRY_S = 3, 0.05  # a failed body read is tried again this often, this far apart
 _KEPT_TOTAL_BYTES = 200_000_000  # the bodies a page's browser-side store holds at most (the oldest go first)
 _REASON_CHARS = 200
@@ -70,6 +73,8 @@ class NetworkCapture:
         self._started: dict[Request, tuple[float, str]] = {}
         self._waiting: dict[Request, float] = {}  # requests that keep the page unsettled -> when they started
         self._tasks: set[asyncio.Task[None]] = set()
+        self._transferring: set[asyncio.Future[bytes]] = set()  # reads of bodies that finished loading, under way
+        self._arriving: dict[str, float] = {}  # URL -> when bytes of its body last arrived (monotonic)
         self._ended = asyncio.Event()  # set whenever a waited-for request ends
         self._sessions: list[CDPSession] = []  # the sessions keeping bodies (`keep_bodies`)
         self._kept: dict[Frame, str] = {}  # out-of-process frames kept, by the origin they were kept for
@@ -113,7 +118,13 @@ class NetworkCapture:
             cdp = await context.new_cdp_session(target)
         except PlaywrightError:
             return  # not Chromium, closed, or not a frame of its own
+        urls: dict[str, str] = {}  # CDP request id -> URL, while its body loads
+        cdp.on("Network.responseReceived", lambda p: urls.__setitem__(p["requestId"], p["response"]["url"]))
+        cdp.on("Network.dataReceived", lambda p: self._received(urls.get(p["requestId"])))
+        for done in ("Network.loadingFinished", "Network.loadingFailed"):
+            cdp.on(done, lambda p: urls.pop(p["requestId"], None))
         try:
+            await cdp.send("Network.enable")  # its events tell a body still arriving from one that stalled
             per_body = min(self._max_body, _KEPT_TOTAL_BYTES)
             await cdp.send(
                 "Network.configureDurableMessages",
@@ -125,6 +136,10 @@ class NetworkCapture:
                 await cdp.detach()
             return
         self._sessions.append(cdp)
+
+    def _received(self, url: str | None) -> None:
+        if url is not None:
+            self._arriving[url] = time.monotonic()
 
     def on_request(self, request: Request) -> None:
         """A request started."""
@@ -171,12 +186,17 @@ class NetworkCapture:
                 await asyncio.wait_for(self._ended.wait(), max(0.001, min(left, stale)))
 
     async def drain(self, timeout_s: float) -> None:
-        """Wait (bounded) for pending bodies; archive those still not in as missing."""
-        if self._tasks:
-            _, pending = await asyncio.wait(list(self._tasks), timeout=timeout_s)
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        """Wait (bounded) for pending bodies: `timeout_s`, and up to `_CLOSE_TRANSFER_S` more while bodies that
+        finished loading are still being read; archive the rest as missing."""
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(list(self._tasks), timeout=timeout_s)
+        deadline = time.monotonic() + _CLOSE_TRANSFER_S
+        while pending and self._transferring and (left := deadline - time.monotonic()) > 0:
+            _, pending = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     async def close(self, timeout_s: float) -> None:
         """Detach the sessions keeping bodies (after `drain`)."""
@@ -193,8 +213,10 @@ class NetworkCapture:
         return got[0], (got[1] if response else [])
 
     async def _read(self, response: Response) -> tuple[bytes, str | None, str | None]:
-        """The body, its `WARC-Truncated` reason and its `WARC-Rig-Missing` reason: a failed read is retried while
-        the page is open, a read still failing or unfinished after `body_timeout_s` gives no body."""
+        """The body, its `WARC-Truncated` reason and its `WARC-Rig-Missing` reason. A body still loading gives
+        no body once nothing of it arrived for `body_timeout_s` (a stream that stalls forever); one still arriving,
+        or finished loading and being read (a 10 MB body takes seconds on a busy machine), is waited for up to
+        `_TRANSFER_S` in all. A failed read is retried while the page is open."""
 
         def retry(exc: BaseException) -> bool:
             return isinstance(exc, PlaywrightError) and not _page_closed(response)
@@ -210,12 +232,35 @@ class NetworkCapture:
                     return await response.body()
             raise AssertionError("unreachable")  # pragma: no cover
 
+        reading = asyncio.ensure_future(read())
+        url, start = response.url, time.monotonic()
         try:
-            return await asyncio.wait_for(read(), self._body_timeout), None, None
-        except TimeoutError:  # never finished (the page did not read it, or it streams on), or came too late
-            return b"", "time", missing_reason(f"not read within {self._body_timeout:g} s")
+            while not reading.done() and (total := start + _TRANSFER_S - time.monotonic()) > 0:
+                if _ended(response):  # it is all in the browser: only the transfer is slow
+                    self._transferring.add(reading)
+                    left = total
+                else:  # still loading: waited for while its bytes keep arriving
+                    last = max(start, self._arriving.get(url, start))
+                    left = min(total, last + self._body_timeout - time.monotonic())
+                    if left <= 0:
+                        break
+                await asyncio.wait({reading}, timeout=left)
+            if not reading.done():
+                if _ended(response):
+                    why = f"finished, but not read within {_TRANSFER_S:g} s"
+                elif time.monotonic() - start >= _TRANSFER_S:
+                    why = f"not finished within {_TRANSFER_S:g} s"
+                else:
+                    why = f"not finished: nothing arrived for {self._body_timeout:g} s"
+                return b"", "time", missing_reason(why)
+            return reading.result(), None, None
         except PlaywrightError as exc:
             return b"", "unspecified", missing_reason(self._redactor.text(_first_line(exc)))
+        finally:
+            self._transferring.discard(reading)
+            self._arriving.pop(url, None)
+            if not reading.done():
+                reading.cancel()
 
     async def _capture(
         self, request: Request, response: Response | None, started: tuple[float, str], rid: str | None
@@ -274,6 +319,11 @@ class NetworkCapture:
             ex.response_headers = r.headers(headers)
             ex.response_body, ex.response_date, ex.truncated, ex.missing = body, response_date, truncated, missing
         self._archive.put(ex)
+
+
+def _ended(response: Response) -> bool:
+    """Whether the response finished loading (or failed): its end time is known."""
+    return response.request.timing.get("responseEnd", -1) >= 0
 
 
 def _page_closed(response: Response) -> bool:

@@ -60,7 +60,10 @@ class RecorderOptions(BaseModel):
     body_timeout_ms: int = Field(
         default=10000,
         ge=0,
-        description="wait this long for a response body (a page may never read one); then archive it as truncated",
+        description=(
+            "give up on a response body once nothing of it arrived for this long before it finished (a stream that"
+            " stalls): it is archived as missing"
+        ),
     )
     max_body_bytes: int = Field(default=20_000_000, ge=0, description="truncate archived bodies beyond this")
     fsync: bool = Field(default=True, description="fsync trajectory.jsonl after every step (on a background thread)")

@@ -117,7 +117,7 @@ async def test_a_body_that_never_finishes_is_archived_as_missing_and_replays_as_
     warc = tmp_path / "ep" / "evidence.warc.gz"
     got = responses(warc)
     headers, http, body = got[f"{pages_url}/api/stream"]
-    assert headers.get_header(MISSING_HEADER) == "body not readable: not read within 1.5 s"
+    assert headers.get_header(MISSING_HEADER) == "body not readable: not finished: nothing arrived for 1.5 s"
     assert headers.get_header("WARC-Truncated") == "time" and body == b""  # no empty body passed off as whole
     assert http.get_statuscode() == "200" and http.get_header("Content-Length") is None
     assert rec.missing_bodies == 1
