@@ -1,4 +1,4 @@
-"""Canonicalisation rules (CONTRACTS.md)."""
+"""Canonicalisation rules (docs/tasks.md)."""
 
 import pytest
 

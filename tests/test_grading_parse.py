@@ -163,7 +163,7 @@ def test_autolinks_a_references_list_and_every_url_after_it():
     ]
 
 
-# --- answers as products write them (CONTRACTS.md "Answers as written") ------------------------------------------
+# --- answers as products write them (docs/grading.md "Answers as written") ------------------------------------------
 
 SYN = "http://127.0.0.1:9/syn"
 

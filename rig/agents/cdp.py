@@ -24,7 +24,7 @@ from rig.formats.answer_text import ParseFailure, parse_table
 
 
 def announce(cdp_url: str, episode_dir: str | Path, out: TextIO) -> None:
-    """Print the `CDP endpoint:` and `Episode:` lines (CONTRACTS.md) and flush, before waiting."""
+    """Print the `CDP endpoint:` and `Episode:` lines (docs/runner.md, "Agents") and flush, before waiting."""
     out.write(f"CDP endpoint: {cdp_url}\nEpisode: {Path(episode_dir)}\n")
     out.flush()
 

@@ -1,4 +1,4 @@
-"""Making an agent from its name on the command line (CONTRACTS.md's agent list)."""
+"""Making an agent from its name on the command line (the agent list in docs/runner.md)."""
 
 from __future__ import annotations
 

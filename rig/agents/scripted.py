@@ -1,4 +1,4 @@
-"""The action-script runner: runs a script (CONTRACTS.md) on a Playwright page.
+"""The action-script runner: runs a script (docs/tasks.md, "Action scripts") on a Playwright page.
 
 `rig record`, the `reference`, `scripted:FILE` and `perturbed:KIND` agents all run scripts through here; each
 page action is performed by `replay.perform` (the one executor, shared with re-driving recorded episodes).

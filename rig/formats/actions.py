@@ -1,4 +1,4 @@
-"""Action scripts: a YAML or JSON list of actions, each keyed by its verb (CONTRACTS.md).
+"""Action scripts: a YAML or JSON list of actions, each keyed by its verb (docs/tasks.md, "Action scripts").
 
 Strings may refer to values extracted earlier: ``${name}`` is a text variable (``extract_text``),
 ``${name[0].Column}`` a cell of an extracted table. That is how a script expresses a logical

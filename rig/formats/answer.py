@@ -1,4 +1,4 @@
-"""The answer an agent hands in (`answer.json`, CONTRACTS.md): an answer table, evidence records, or both."""
+"""The answer an agent hands in (`answer.json`, docs/grading.md): an answer table, evidence records, or both."""
 
 from __future__ import annotations
 

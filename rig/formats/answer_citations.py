@@ -1,4 +1,4 @@
-"""Citations where an answer's text puts them (CONTRACTS.md "Answers as written").
+"""Citations where an answer's text puts them (docs/grading.md, "Answers as written").
 
 In a table cell: a Markdown link keeps its text and cites that row (its text is the excerpt); a bare URL stays
 in the cell and cites the row (the row's text is the excerpt); a footnote marker (`[1]`, `[^1]`, `[1, 2]`, a

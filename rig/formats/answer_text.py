@@ -1,4 +1,4 @@
-"""Reading answer tables from text (CONTRACTS.md "Answer-table text") into an `Answer`.
+"""Reading answer tables from text (docs/grading.md, "Answer tables" and "Answers as written") into an `Answer`.
 
 Formats, tried in this order: JSON (an `answer.json` object, or a bare list of row objects), a
 pipe-delimited table with a header row (Markdown tables included), TSV, then CSV. In the text

@@ -1,4 +1,4 @@
-"""Canonicalisation rules for answer cells (CONTRACTS.md): rules never fill or merge values."""
+"""Canonicalisation rules for answer cells (docs/tasks.md): rules never fill or merge values."""
 
 from __future__ import annotations
 

@@ -168,7 +168,7 @@ class Task(_Model):
     output: OutputSchema | None = Field(default=None, description="the answer table's shape (null: a records-only task)")
     canonicalize: dict[str, Any] = Field(
         default_factory=lambda: {"default": ["nfkc", "trim", "collapse_ws"]},
-        description="canonicalisation rules (CONTRACTS.md)",
+        description="canonicalisation rules (docs/tasks.md)",
     )
     gold: GoldTable | None = Field(default=None, description="the gold answer table (with `output`)")
     records: RecordsSpec | None = Field(default=None, description="evidence-backed records the task takes (WANDR)")

@@ -1,6 +1,6 @@
 """Text an episode captured (per-step WARC text records, response bodies) and finding values in it.
 
-Comparisons follow CONTRACTS.md: Unicode NFKC and whitespace collapsing (`norm`), with casefolding as a
+Comparisons follow docs/grading.md: Unicode NFKC and whitespace collapsing (`norm`), with casefolding as a
 looser second level. Table rows arrive as one line of tab-separated cells, so a row of values is looked
 for on one line first (`PageText.row_on_line`) and anywhere on the page second (`PageText.row_on_page`).
 """

@@ -5,7 +5,7 @@ For each submitted record (`rig.grading.records.SubmittedRecord`):
   fragment covers every step of its document, one with a fragment that exact fragment first, then the document;
   a URL fetched but never displayed is searched in its response bodies);
 - each excerpt is faithful when it occurs in the text captured for that URL after NFKC and whitespace
-  collapsing (CONTRACTS.md); an excerpt found only casefolded, or by rapidfuzz partial ratio >= FUZZY_NEAR_MISS,
+  collapsing (docs/grading.md); an excerpt found only casefolded, or by rapidfuzz partial ratio >= FUZZY_NEAR_MISS,
   is a near miss: reported, never credited;
 - facts supported: every required fact (item axes and/or the answer, `records.facts`) shows, as a whole value,
   in a faithful excerpt or in the page text captured for that URL; and when the task lists `records.gold`, the

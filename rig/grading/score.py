@@ -1,4 +1,4 @@
-"""`rig score`: one answer file against a gold file (CONTRACTS.md `rig score --json`)."""
+"""`rig score`: one answer file against a gold file (docs/grading.md, `rig score --json`)."""
 
 from __future__ import annotations
 
