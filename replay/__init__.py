@@ -22,6 +22,7 @@ from replay.snapshot import (
 
 if TYPE_CHECKING:
     from replay.route import (
+        NO_UNROUTED_CHANNELS,
         REPLAY_CONTEXT_OPTIONS,
         Miss,
         ReplaySession,
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     )
 
 #: Names whose module imports playwright: loaded on first use, so reading archives needs no browser library.
-_LAZY = dict.fromkeys(("REPLAY_CONTEXT_OPTIONS", "Miss", "ReplaySession", "attach_replay", "miss_body"), "replay.route")
+_LAZY = dict.fromkeys(("NO_UNROUTED_CHANNELS", "REPLAY_CONTEXT_OPTIONS", "Miss", "ReplaySession", "attach_replay", "miss_body"), "replay.route")
 
 
 def __getattr__(name: str) -> object:
@@ -44,6 +45,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "FROZEN_ORIGIN",
+    "NO_UNROUTED_CHANNELS",
     "REDACTED",
     "REPLAY_CONTEXT_OPTIONS",
     "ArchiveIndex",

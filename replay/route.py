@@ -41,6 +41,19 @@ _NO_SERVICE_WORKERS = """(() => {
   if (c && c.prototype) c.prototype.register = () => Promise.reject(new DOMException('blocked during replay', 'SecurityError'));
 })();"""
 
+#: Init script for contexts that must reach nothing outside their rules (replay, frozen and allow-listed runs):
+#: WebRTC peer connections (STUN/TURN, UDP or TCP, to any address) and WebTransport (QUIC) never pass the route
+#: handler, so in every window and frame they refuse to be created. Dedicated workers get no init script (their
+#: WebTransport is not blocked); Chromium launched with `rig.browser.SEALED_FLAGS` also sends no WebRTC UDP.
+NO_UNROUTED_CHANNELS = """(() => {
+  const refuse = (name) => function () {
+    throw new DOMException(name + ' is blocked in this run: it would bypass request routing', 'NotAllowedError');
+  };
+  for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'WebTransport']) {
+    if (name in globalThis) Object.defineProperty(globalThis, name, {value: refuse(name), writable: false, configurable: false});
+  }
+})();"""
+
 _DROP = {"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"}
 _MAX_REDIRECTS = 10
 
@@ -190,11 +203,12 @@ async def attach_replay(
     """Answer every request of `context` from `index`; return the session (cursors, misses).
 
     Create the context with `**REPLAY_CONTEXT_OPTIONS` (service workers blocked); registration is also
-    disabled by an init script. The clock is fixed (`Date.now()`) at `freeze_clock_at`, by default the
+    disabled by an init script, and so are WebRTC and WebTransport (`NO_UNROUTED_CHANNELS`). The clock is fixed (`Date.now()`) at `freeze_clock_at`, by default the
     recording's start; timers keep running.
     """
     session = ReplaySession(index, on_miss)
     await context.add_init_script(script=_NO_SERVICE_WORKERS)
+    await context.add_init_script(script=NO_UNROUTED_CHANNELS)
     await context.route("**/*", session.handle)
     if freeze_clock:
         when = freeze_clock_at if freeze_clock_at is not None else index.recorded_at

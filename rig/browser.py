@@ -30,6 +30,11 @@ OFFLINE_FLAGS = [
 #: Resolve every host name to nothing except loopback: a page cannot reach the internet.
 LOCAL_ONLY_FLAG = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost"
 
+#: For runs that must reach nothing outside their rules (frozen, allow-listed, replayed): WebRTC sends no UDP except
+#: through a proxy, and none is set, so no STUN/TURN packet leaves even from a frame the init script that blocks
+#: peer connections (`replay.route.NO_UNROUTED_CHANNELS`) did not reach. It does not stop TURN over TCP: that script does.
+SEALED_FLAGS = ["--webrtc-ip-handling-policy=disable_non_proxied_udp"]
+
 
 def chromium_path() -> str | None:
     """The Chromium executable to launch: `RIG_CHROMIUM`, else Debian's, else None (Playwright's own)."""
@@ -45,11 +50,13 @@ def chromium_path() -> str | None:
     return None
 
 
-def launch_args(local_only: bool = True, extra: list[str] | None = None) -> list[str]:
-    """Chromium command-line flags for a rig browser."""
+def launch_args(local_only: bool = True, extra: list[str] | None = None, sealed: bool = False) -> list[str]:
+    """Chromium command-line flags for a rig browser (`sealed`: no WebRTC UDP, see `SEALED_FLAGS`)."""
     args = list(OFFLINE_FLAGS)
     if local_only:
         args.append(LOCAL_ONLY_FLAG)
+    if sealed:
+        args += SEALED_FLAGS
     return args + list(extra or [])
 
 
@@ -60,12 +67,13 @@ async def launch(
     local_only: bool = True,
     extra_args: list[str] | None = None,
     timeout_s: float = 30.0,
+    sealed: bool = False,
 ) -> Browser:
-    """Launch Chromium for the rig (offline flags, configurable executable)."""
+    """Launch Chromium for the rig (offline flags, configurable executable; `sealed` for frozen and allow-listed runs)."""
     return await pw.chromium.launch(
         executable_path=chromium_path(),
         headless=headless,
-        args=launch_args(local_only, extra_args),
+        args=launch_args(local_only, extra_args, sealed),
         timeout=timeout_s * 1000,
     )
 
@@ -78,6 +86,7 @@ async def launch_for_cdp(
     headless: bool = True,
     local_only: bool = True,
     timeout_s: float = 30.0,
+    sealed: bool = False,
     **context_options: Any,
 ) -> tuple[BrowserContext, str]:
     """Launch a persistent Chromium context that outside drivers can reach over CDP on 127.0.0.1.
@@ -96,7 +105,7 @@ async def launch_for_cdp(
         profile,
         executable_path=chromium_path(),
         headless=headless,
-        args=launch_args(local_only, extra),
+        args=launch_args(local_only, extra, sealed),
         timeout=timeout_s * 1000,
         **context_options,
     )

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import yaml
 from loguru import logger
 from PIL import Image
+from playwright.async_api import async_playwright
 from server import Exchange, TestServer
+from waiting import wait_until
 
+from replay import MatchRules, load_index, write_snapshot
 from rig.agents.base import EpisodeEnv
+from rig.browser import launch
 from rig.agents.scripts import ReferenceAgent
 from rig.episode_dir import EpisodeDir
 from rig.errors import InputError
@@ -71,6 +77,56 @@ _LOGIN = (
     "</script>")
 
 
+class PeerServer:
+    """Where a page's WebRTC would go: a STUN address (UDP) and a TURN-over-TCP address on 127.0.0.1 that answer
+    nothing and count what reached them."""
+
+    def __init__(self) -> None:
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        for sock in (self.udp, self.tcp):
+            sock.bind(("127.0.0.1", 0))
+            sock.setblocking(False)
+        self.tcp.listen()
+        self.stun_port, self.turn_port = self.udp.getsockname()[1], self.tcp.getsockname()[1]
+        self.packets = self.connections = 0
+
+    def heard(self) -> int:
+        """How many STUN packets and TURN connections reached it so far."""
+        for sock, read in ((self.udp, lambda: self.udp.recv(65536)), (self.tcp, lambda: self.tcp.accept()[0].close())):
+            while True:
+                try:
+                    read()
+                except BlockingIOError:
+                    break
+                if sock is self.udp:
+                    self.packets += 1
+                else:
+                    self.connections += 1
+        return self.packets + self.connections
+
+    def close(self) -> None:
+        self.udp.close()
+        self.tcp.close()
+
+
+#: A page opening a WebRTC peer connection (STUN, and TURN over TCP) from its window and from an iframe's; `#rtc`
+#: says how each attempt went ("open", or the error's name).
+_RTC = (
+    "<!doctype html><title>Peers</title><h1>Peers</h1><p id=rtc></p><p id=ice></p>" + _TABLE +
+    "<script>const q = new URLSearchParams(location.search); window.peers = [];"
+    "const servers = [{urls: 'stun:127.0.0.1:' + q.get('stun')}];"
+    "if (q.get('turn')) servers.push({urls: 'turn:127.0.0.1:' + q.get('turn') + '?transport=tcp', username: 'u', credential: 'c'});"
+    "async function open(w) { try { const pc = new w.RTCPeerConnection({iceServers: servers}); window.peers.push(pc);"
+    "  pc.onicegatheringstatechange = () => { document.getElementById('ice').textContent = pc.iceGatheringState; };"
+    "  pc.createDataChannel('x'); await pc.setLocalDescription(await pc.createOffer()); return 'open'; }"
+    "  catch (e) { return e.name; } }"
+    "(async () => { const f = document.createElement('iframe'); document.body.appendChild(f);"
+    "  const r = [await open(window)]; if (!q.has('one')) r.push(await open(f.contentWindow));"
+    "  document.getElementById('rtc').textContent = r.join(' '); })();"
+    "</script>")
+
+
 def sec_site(port: int = 0, beacon_img: str = "", beacon_fetch: str = "", beacon_ws: str = "") -> TestServer:
     """A small site under /sec/ that sets a cookie, takes a password and sends an Authorization header; what the
     browser sent it is in its `requests`."""
@@ -97,6 +153,7 @@ def sec_site(port: int = 0, beacon_img: str = "", beacon_fetch: str = "", beacon
         "/sec/api/me": me,
         "/sec/welcome": lambda ex: ex.send(200, f"<!doctype html><title>Welcome</title><h1>Welcome</h1>{_TABLE}"),
         "/sec/beacon": beacon,
+        "/sec/rtc": lambda ex: ex.send(200, _RTC),
     })
 
 
@@ -292,3 +349,91 @@ def test_allow_list_blocks_every_other_host(tmp_path):
     assert f"ws://127.0.0.1:{outside.port}/ws" in saved.blocked_urls
     with pytest.raises(InputError, match="not a host"):
         run(RunConfig([str(task)], "reference", tmp_path / "bad", sites_url=url, allow_hosts=["http://example.org/x"]))
+
+
+
+async def _gathering_ends(peers: PeerServer, browser, url: str) -> tuple[int, str]:
+    """Open `url` in a fresh context of `browser`; wait until the STUN server heard something new or ICE gathering
+    ended; return (how much it heard, the page's gathering state)."""
+    before = peers.heard()
+    page = await (await browser.new_context()).new_page()
+    await page.goto(url)
+    ice = page.locator("#ice")
+    await wait_until(lambda: peers.heard() > before or _complete(ice), message="no STUN packet, ICE gathering not over")
+    return peers.heard() - before, await ice.text_content()
+
+
+async def _complete(ice) -> bool:
+    return await ice.text_content() == "complete"
+
+
+async def test_webrtc_reaches_a_stun_server_only_from_an_unsealed_browser():
+    """The control (a plain rig browser's peer connection sends its STUN request) and the launch flags on their
+    own (no init script): a sealed browser's ICE gathering ends having sent nothing."""
+    peers = PeerServer()
+    try:
+        with sec_site() as site:
+            url = f"{site.url}/sec/rtc?one=1&stun={peers.stun_port}"
+            async with async_playwright() as pw:
+                browser = await launch(pw)
+                try:
+                    heard, state = await _gathering_ends(peers, browser, url)
+                finally:
+                    await browser.close()  # its STUN retransmissions end with it
+                if not heard:
+                    pytest.skip(f"ICE gathering ended ({state}) without a STUN request: no interface to send from")
+                browser = await launch(pw, sealed=True)
+                try:
+                    heard, state = await _gathering_ends(peers, browser, url)
+                finally:
+                    await browser.close()
+    finally:
+        peers.close()
+    assert state == "complete" and heard == 0, "the sealed browser's peer connection reached the STUN server"
+
+
+def _snapshot_of(episode: EpisodeDir, out: Path, start_path: str) -> Path:
+    """A site snapshot of the `sec` test site from one recorded episode's archive (for a frozen run)."""
+    index = load_index(episode.path / "evidence.warc.gz", MatchRules(ignore_origin=True), dedupe=True)
+    write_snapshot(index, out / "sec", site="sec", path_prefix="/sec/", built_at=datetime(2025, 1, 1, tzinfo=UTC),
+                   rig_version="test", data_version=["test==1"], start_path=start_path)
+    return out / "sec"
+
+
+@pytest.mark.slow
+def test_no_webrtc_escapes_an_allow_listed_frozen_or_replayed_run(tmp_path):
+    """A page opening peer connections (STUN over UDP, TURN over TCP, from its window and an iframe's) to a listener
+    on 127.0.0.1, an IP literal outside every rule: in allow-listed, frozen and replayed runs both attempts are
+    refused and nothing reaches the listener."""
+    from rig.replay_cmd import replay
+
+    peers = PeerServer()
+    start = f"/sec/rtc?stun={peers.stun_port}&turn={peers.turn_port}"
+    task = write_task(tmp_path / "tasks", "sec-05", start, [
+        {"wait_for": "#rtc:not(:empty)"},
+        {"extract_table": {"selector": "table#results", "as": "results"}},
+        {"answer": {"from": "results", "columns": ["Name", "Value"]}},
+    ])
+    recorded = EpisodeSpec(load_task(task), "constraint", "reference", 0).directory(tmp_path / "open")
+    try:
+        with sec_site() as site:
+            url = site.url
+            [open_ep] = run(RunConfig([str(task)], "reference", tmp_path / "open", variants=["constraint"], sites_url=url))
+            before = peers.heard()  # the unsealed run's attempts (its browser is closed: no more come)
+            [listed] = run(RunConfig([str(task)], "reference", tmp_path / "listed", variants=["constraint"],
+                                     sites_url=url, allow_hosts=["127.0.0.1:1"]))
+            assert peers.heard() == before, "the allow-listed run reached the STUN/TURN listener"
+        snapshot = _snapshot_of(recorded, tmp_path / "snap", start)
+        [frozen] = run(RunConfig([str(task)], "reference", tmp_path / "frozen", variants=["constraint"], frozen=snapshot))
+        assert peers.heard() == before, "the frozen run reached the STUN/TURN listener"
+        replay(recorded)
+        assert peers.heard() == before, "the replay reached the STUN/TURN listener"
+    finally:
+        peers.close()
+    assert [open_ep.status, listed.status, frozen.status] == ["ok"] * 3, [open_ep.error, listed.error, frozen.error]
+    assert frozen.replay_misses == 0
+    texts = {name: gzip.decompress((tmp_path / name / recorded.path.relative_to(tmp_path / "open")
+                                    / "evidence.warc.gz").read_bytes()) for name in ("open", "listed", "frozen")}
+    assert b"open open" in texts["open"], "the unsealed page did not open its peer connections"
+    for name in ("listed", "frozen"):
+        assert b"NotAllowedError NotAllowedError" in texts[name], f"the {name} page's peer connections were not refused"

@@ -17,10 +17,12 @@ from rig.errors import InfraError
 class BrowserPool:
     """Hands out the executor's browser, relaunching it after a crash."""
 
-    def __init__(self, pw: Playwright | None, headless: bool = True, context_options: dict | None = None) -> None:
-        self.pw, self.headless = pw, headless
+    def __init__(self, pw: Playwright | None, headless: bool = True, context_options: dict | None = None,
+                 sealed: bool = False) -> None:
+        self.pw, self.headless, self.sealed = pw, headless, sealed
         #: Extra options for every new context (frozen replay blocks service workers).
         self.context_options = dict(context_options or {})
+        #: Launch with `rig.browser.SEALED_FLAGS` (frozen and allow-listed runs: no WebRTC UDP).
         self._browser: Browser | None = None
         self._lock = asyncio.Lock()
         self._owned = True
@@ -39,7 +41,7 @@ class BrowserPool:
             if self._browser is None or not self._browser.is_connected():
                 if self.pw is None:
                     raise InfraError("the browser this recording was given is gone")
-                self._browser = await launch(self.pw, headless=self.headless)
+                self._browser = await launch(self.pw, headless=self.headless, sealed=self.sealed)
                 self.launches += 1
             return self._browser
 
@@ -58,7 +60,8 @@ class BrowserPool:
             raise InfraError("a CDP driver needs a browser of its own; this pool only holds one it was given")
         profile = tempfile.mkdtemp(prefix="rig-cdp-profile-")
         try:
-            ctx, url = await launch_for_cdp(self.pw, profile, headless=self.headless, **self.context_options)
+            ctx, url = await launch_for_cdp(self.pw, profile, headless=self.headless, sealed=self.sealed,
+                                            **self.context_options)
             try:
                 yield ctx, url, ctx.browser
             finally:

@@ -3,7 +3,8 @@
 Every request and WebSocket of the context is routed; one to another host is aborted before it leaves the
 browser and counted (`episode.json`: `allowed_hosts`, `blocked_requests`, `blocked_urls`). A host is a
 name or address (any port) or `host:port` (that port only); the sites server's own `host:port` is always
-allowed. Service workers are blocked in such contexts, since their requests bypass routing.
+allowed. Service workers are blocked in such contexts, since their requests bypass routing, and so are WebRTC
+peer connections and WebTransport (`replay.NO_UNROUTED_CHANNELS`; the browser is launched sealed too).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 from loguru import logger
 from playwright.async_api import BrowserContext, Route, WebSocketRoute
 
+from replay.route import NO_UNROUTED_CHANNELS
 from rig.errors import InputError
 
 #: Context options an allow-listed context needs (service-worker requests are not routed).
@@ -60,7 +62,8 @@ class HostGuard:
         return where is None or where[0] in self.allowed or where[1] in self.allowed
 
     async def attach(self, context: BrowserContext) -> HostGuard:
-        """Route every request and WebSocket of `context` through the allow-list."""
+        """Route every request and WebSocket of `context` through the allow-list; block the unrouted channels."""
+        await context.add_init_script(script=NO_UNROUTED_CHANNELS)
         await context.route("**/*", self._route)
         await context.route_web_socket(re.compile(".*"), self._web_socket)
         return self

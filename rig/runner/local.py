@@ -123,7 +123,8 @@ async def run_local(
                             description=f"episodes (running {stats.running}, failing {stats.failing})")
 
     async with async_playwright() as pw:
-        pool = BrowserPool(pw, headless=headless, context_options=context_options(frozen is not None, allow_hosts))
+        pool = BrowserPool(pw, headless=headless, context_options=context_options(frozen is not None, allow_hosts),
+                           sealed=frozen is not None or allow_hosts is not None)
         ctx = EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(),
                              options=options, frozen=frozen, allow_hosts=allow_hosts)
 

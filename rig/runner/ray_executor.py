@@ -48,7 +48,8 @@ class EpisodeWorker:
 
         if self.ctx is None:
             self.pw = await async_playwright().start()
-            pool = BrowserPool(self.pw, headless=self.headless, context_options=context_options(False, self.allow_hosts))
+            pool = BrowserPool(self.pw, headless=self.headless, context_options=context_options(False, self.allow_hosts),
+                               sealed=self.allow_hosts is not None)
             self.ctx = EpisodeContext(pool=pool, sites_url=self.sites_url, budget=self.budget,
                                       adapters=bundled_adapters(), allow_hosts=self.allow_hosts)
         ep = await run_episode(spec, self.agent, spec.directory(RunsDir(self.runs_dir)), self.ctx)
