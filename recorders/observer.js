@@ -186,7 +186,9 @@
   const seen = new WeakSet();
   const ACTIONABLE = "a,button,input,select,textarea,label,summary,option,details,[role],[onclick],[tabindex]";
   const KEYS = /^(Enter|Escape|Tab|ArrowUp|ArrowDown|ArrowLeft|ArrowRight|PageUp|PageDown|Home|End| )$/;
-  const isPassword = (el) => el.tagName === "INPUT" && (el.type || "").toLowerCase() === "password";
+  // A password field by its type, or a text field that is one by its autocomplete token (a visible password).
+  const isPassword = (el) => el.tagName === "INPUT" && ((el.type || "").toLowerCase() === "password"
+    || /\b(current|new)-password\b/i.test(el.getAttribute("autocomplete") || ""));
   const valueOf = (el) => {
     if (el.tagName === "SELECT") return el.multiple ? Array.from(el.selectedOptions).map((o) => o.value) : el.value;
     if (/^(checkbox|radio)$/i.test(el.type || "")) return el.checked ? el.value : null;
@@ -295,7 +297,7 @@
         const c = { k: controlKey(el) || "", t: kind };
         if (kind === "checkbox" || kind === "radio") { c.v = el.value; c.on = el.checked; }
         else if (kind === "select") c.v = el.multiple ? Array.from(el.selectedOptions).map((o) => o.value) : el.value;
-        else if (kind === "password") c.v = el.value ? "[redacted]" : "";
+        else if (isPassword(el)) c.v = el.value ? "[redacted]" : "";
         else c.v = el.value;
         if (kind === "select" && el.multiple) c.t = "select-multiple";
         controls.push(c);
@@ -323,7 +325,13 @@
     const out = { url: location.href, quiet, busy, controls, aria, facts, changed: latest.changed };
     out.reports = typeof window[PAINT_BINDING] === "function"; // paints reach the recorder
     if (opts.text) out.text = textOf(document, specials);
-    if (opts.html) out.html = serialize(document, new Set((opts.secretNames || []).map((n) => n.toLowerCase())));
+    if (opts.html) {
+      const names = new Set((opts.secretNames || []).map((n) => n.toLowerCase()));
+      const part = opts.secretPart ? new RegExp(opts.secretPart) : null;  // recorders.redact.SECRET_PART
+      const secretName = (name) => names.has(name.toLowerCase()) || (part !== null && name.replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+        .toLowerCase().split(/[^a-z0-9]+/).some((p) => p && part.test(p)));
+      out.html = serialize(document, secretName);
+    }
     return out;
   };
 
@@ -334,7 +342,7 @@
   const RAW = /^(script|style|xmp|iframe|noembed|noframes|plaintext|noscript)$/;
   const escText = (v) => v.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/\u00a0/g, "&nbsp;");
   const escAttr = (v) => v.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/\u00a0/g, "&nbsp;");
-  const serialize = (doc, secretNames) => {
+  const serialize = (doc, secretName) => {
     const out = [];
     const attr = (name, value) => out.push(" ", name, '="', escAttr(value), '"');
     const node = (n, rawText) => {
@@ -345,7 +353,7 @@
       if (n.nodeType !== 1) return;
       const tag = n.localName;
       const type = tag === "input" ? (n.type || "text").toLowerCase() : "";
-      const secret = type === "password" || secretNames.has((n.getAttribute("name") || "").toLowerCase());
+      const secret = type === "password" || (tag === "input" && isPassword(n)) || secretName(n.getAttribute("name") || "");
       const check = type === "checkbox" || type === "radio";
       const liveAttr = tag === "input" ? /^(value|checked)$/ : tag === "option" ? /^selected$/ : null;
       let frameDoc = null;
@@ -359,7 +367,7 @@
       if (tag === "input" && !secret && n.value !== "") attr("value", n.value);
       if (check && n.checked) attr("checked", "");
       if (tag === "option" && n.selected) attr("selected", "");
-      if (frameDoc && frameDoc.documentElement) attr("srcdoc", serialize(frameDoc, secretNames));
+      if (frameDoc && frameDoc.documentElement) attr("srcdoc", serialize(frameDoc, secretName));
       out.push(">");
       if (VOID.test(tag)) return;
       if (n.shadowRoot) {

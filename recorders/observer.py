@@ -12,6 +12,8 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
+from recorders.redact import SECRET_PART
+
 #: The name of the binding the observer reports events through.
 BINDING = "__sgrRecorderEvent"
 #: The CDP binding the observer reports rendered changes through: `"<changed> <frame time> <callbacks ran>"`
@@ -48,7 +50,8 @@ async def collect(
 ) -> dict[str, Any] | None:
     """The page's raw state in one call: URL, controls, ARIA states, facts, text and live HTML, and how settled it is.
 
-    The live HTML carries current form values (never those of password fields or fields in `secret_names`).
+    The live HTML carries current form values (never those of password fields, by type or autocomplete, of fields in
+    `secret_names`, or of fields whose names say secret by `recorders.redact.secret_name`).
     The page first runs the tasks already queued. `busy` says whether it still has work pending (short timers,
     animation frames, fetches and XHR younger than `stale_ms`, loading) or mutated meanwhile; `quiet` is the time
     since its last DOM mutation, or since `since_ms` (the page clock, ms since the epoch) when that is later (ms). When busy and quiet for less than `min_quiet_ms`, only `url`, `quiet`,
@@ -64,6 +67,7 @@ async def collect(
         "minQuiet": min_quiet_ms,
         "staleMs": stale_ms,
         "secretNames": secret_names or [],
+        "secretPart": SECRET_PART.pattern,
         "since": since_ms,
     }
     try:  # one JSON string: far cheaper to pass through Playwright than the nested value

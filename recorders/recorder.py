@@ -252,6 +252,8 @@ class Recorder:
             self.redactor.learn_param(str(data.get("key") or ""))
             if isinstance(secret, str):
                 self.redactor.learn_secret(secret, f"{id(tab)}:{data.get('target')}")
+        elif self.redactor.secret_param(str(data.get("key") or "")) and isinstance(data.get("value"), str):
+            self.redactor.learn_secret(data["value"], f"{id(tab)}:{data.get('target')}")  # a field named like a secret
         self._on_event(tab, data)
 
     def _on_event(self, tab: Tab, data: dict[str, Any]) -> None:

@@ -1,12 +1,28 @@
-"""Redaction: secrets (cookies, auth headers, secret URL/form parameters, password values) never reach an artifact."""
+"""Redaction: secrets (cookies, auth headers, secret URL/form/JSON parameters, password values) never reach an artifact.
+
+A parameter, form field, JSON key or header is secret when its name is configured (`redact_params`,
+`redact_headers`, exact, any case) or when one of its word parts says so (`secret_name`): the name is split at
+camelCase boundaries and at every character that is not a letter or digit (`X-Api-Key`, `accessToken`,
+`auth_key`, `X-Amz-Signature` give `x api key`, `access token`, `auth key`, `x amz signature`), and a part is
+secret when it is `key`, `auth`, `sig`, `pwd`, `pass`, `sid`, `csrf`, `xsrf`, `otp`, `hmac` (or a plural), starts
+with `session`/`sessid`, is `auth`/`key`/`sig` joined to `token`/`key`/`code`/`id`/`hash`, or contains `token`,
+`secret`, `passw`, `credential`, `signature` or `apikey`. So `monkey`, `keyword`, `author`, `signal` and `signup`
+are not secret (a starts-with rule on `key`, `auth` and `sig` would take a research site's `keyword` and
+`author` queries); `tokenizer`, `secretary` and `session_date` are. In a response's JSON the bare words
+(`key`, `sig`, `pass`, ...) do not count: a data API's `{"key": "year"}` is no secret (`STRONG_PART`).
+
+The values redacted by name (and by `user:password@` in URLs) are learned: once seen, a value of at least
+8 characters that is not a plain lower-case word is scrubbed from everything written afterwards.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import re
+import threading
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote_plus
 
 #: What a redacted value becomes (percent-encoded inside URLs and form bodies).
 REDACTED = "[redacted]"
@@ -15,7 +31,39 @@ _MIN_SECRET = 4  # shorter typed values are not scrubbed as literals (they would
 _TEXTUAL = re.compile(r"(?i)text/|json|javascript|xml")
 _PARAM_KEYS = ("form.", "url.query.", "url.fragment.")
 _FACT_KEY = "page."
+_MIN_LEARNED = 8  # values redacted by name are learned from this length on (`session=true` teaches nothing)
+#: One word part of a name that says its value is a secret (see the module docstring); the same source runs in the
+#: page (`recorders/observer.js` gets `SECRET_PART.pattern` to keep secret-named fields out of the DOM snapshots).
+SECRET_PART = re.compile(
+    r"^(?:(?:key|auth|sig|pwd|pass|sid|csrf|xsrf|otp|hmac)s?|sess(?:ion|id).*|(?:auth|key|sig)(?:token|key|code|id|hash)s?"
+    r"|.*(?:token|secret|passw|credential|signature|apikey).*)$"
+)
+#: The parts that say secret in a response's JSON, where `key`, `sig` and `pass` name ordinary fields
+#: (`{"key": "year", "label": "Year"}`).
+STRONG_PART = re.compile(r"^(?:sess(?:ion|id).*|(?:auth|key|sig)(?:token|key|code|id|hash)s?"
+                         r"|.*(?:token|secret|passw|credential|signature|apikey).*)$")
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_PARTS = re.compile(r"[^a-z0-9]+")
+_PARAM = re.compile(r"((?:^|[?&#;])([^=&#;\s\"'<>?]+)=)([^&#;\s\"'<>]*)")
+_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^/?#@\s:\"'<>]*:)([^/?#@\s\"'<>]+)(@)")
 _MULTIPART_FIELD = re.compile(r'(name="([^"]*)"[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n)(.*?)(\r?\n--)', re.S)
+
+
+def name_parts(name: str) -> list[str]:
+    """The lower-case word parts of a parameter or header name (`XApiKey` and `x-api_key`: x, api, key)."""
+    return [p for p in _PARTS.split(_CAMEL.sub(r"\1_\2", name).lower()) if p]
+
+
+def secret_name(name: str, strong: bool = False) -> bool:
+    """Whether a parameter, field, JSON key or header of this name holds a secret, by its word parts (`strong`:
+    only by the parts that say so in a response's JSON)."""
+    part = STRONG_PART if strong else SECRET_PART
+    return any(part.match(p) for p in name_parts(name))
+
+
+def _learnable(value: str) -> bool:
+    """Long enough and unlike an ordinary word: a value worth scrubbing wherever it shows up later."""
+    return len(value) >= _MIN_LEARNED and not (value.isalpha() and value.islower()) and value != REDACTED
 
 
 class Redactor:
@@ -26,12 +74,9 @@ class Redactor:
         self._headers = {h.lower() for h in headers}
         self._typing: dict[str, str] = {}
         self._committed: set[str] = set()
+        self._learned: set[str] = set()
+        self._lock = threading.Lock()  # the WARC thread learns too
         self._secrets: tuple[str, ...] = ()  # replaced, never mutated: the WARC thread reads it
-        self._param_re = self._compile()
-
-    def _compile(self) -> re.Pattern[str]:
-        names = "|".join(sorted((re.escape(p) for p in self._params), key=len, reverse=True))
-        return re.compile(rf"(?i)((?:^|[?&#;])(?:{names})=)([^&#;\s\"'<>]*)")
 
     @property
     def params(self) -> list[str]:
@@ -39,14 +84,26 @@ class Redactor:
         return sorted(self._params)
 
     def secret_param(self, name: str) -> bool:
-        """Whether values of a parameter (or form field) with this name are redacted."""
-        return name.lower() in self._params
+        """Whether values of a parameter (or form field, or JSON key) with this name are redacted."""
+        return name.lower() in self._params or secret_name(name)
+
+    def secret_header(self, name: str) -> bool:
+        """Whether a header's value is redacted (dropped headers aside): its name says secret (CORS headers never:
+        `Access-Control-Allow-Credentials` must replay as sent)."""
+        return secret_name(name) and not name.lower().startswith("access-control-")
 
     def learn_param(self, name: str) -> None:
         """Redact this parameter name from now on (e.g. the name of a password input)."""
-        if name and name.lower() not in self._params:
+        if name:
             self._params.add(name.lower())
-            self._param_re = self._compile()
+
+    def learn_value(self, value: str) -> None:
+        """A value that was redacted by its name: scrub it from everything written from now on (when long enough)."""
+        value = value.strip()
+        if _learnable(value) and value not in self._learned:
+            with self._lock:
+                self._learned.add(value)
+                self._refresh()
 
     def learn_secret(self, value: str, field: str = "") -> None:
         """Scrub this literal (a typed password) from everything written from now on.
@@ -62,7 +119,8 @@ class Redactor:
         self._refresh()
 
     def _refresh(self) -> None:
-        self._secrets = tuple(self._committed | {v for v in self._typing.values() if len(v) >= _MIN_SECRET})
+        typed = {v for v in self._typing.values() if len(v) >= _MIN_SECRET}
+        self._secrets = tuple(sorted(self._committed | self._learned | typed, key=len, reverse=True))
 
     def text(self, text: str, replacement: str = REDACTED) -> str:
         """Scrub learned secrets (raw or percent-encoded) from text."""
@@ -72,12 +130,51 @@ class Redactor:
         return text
 
     def url(self, url: str) -> str:
-        """The URL with secret query/fragment parameter values replaced, otherwise unchanged."""
-        return self._param_re.sub(lambda m: m.group(1) + _REDACTED_URL, self.text(url, _REDACTED_URL))
+        """The URL (or text holding URLs) with secret query/fragment parameter values and `user:password@`
+        passwords replaced, otherwise unchanged; the values replaced are learned."""
+        url = _USERINFO.sub(self._userinfo, url) if "@" in url else url
+        return _PARAM.sub(self._param, self.text(url, _REDACTED_URL))
+
+    def prose(self, text: str) -> str:
+        """Text that may hold URLs (page text, a dialog's message): like `url`, with learned secrets as `[redacted]`."""
+        text = self.text(text)
+        text = _USERINFO.sub(self._userinfo, text) if "@" in text else text
+        return _PARAM.sub(self._param, text) if "=" in text else text
+
+    def _param(self, m: re.Match[str]) -> str:
+        if not m.group(3) or m.group(3) == _REDACTED_URL or not self.secret_param(unquote_plus(m.group(2))):
+            return m.group(0)
+        self.learn_value(unquote_plus(m.group(3)))
+        return m.group(1) + _REDACTED_URL
+
+    def _userinfo(self, m: re.Match[str]) -> str:
+        self.learn_value(unquote_plus(m.group(2)))
+        return m.group(1) + _REDACTED_URL + m.group(3)
 
     def headers(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """Headers without secret ones; URLs in the rest redacted."""
-        return [(k, self.url(v)) for k, v in headers if k.lower() not in self._headers]
+        """Headers without the dropped ones (their credentials learned), secret-named ones' values replaced,
+        URLs in the rest redacted."""
+        out = []
+        for k, v in headers:
+            if k.lower() in self._headers:
+                self._learn_header(k, v)
+            elif self.secret_header(k):
+                self.learn_value(v)
+                out.append((k, REDACTED))
+            else:
+                out.append((k, self.url(v)))
+        return out
+
+    def _learn_header(self, name: str, value: str) -> None:
+        """Learn the credential of a dropped header: a cookie's value when its name is secret, else the last word."""
+        if name.lower() in ("cookie", "set-cookie"):
+            pairs = value.split("\n") if name.lower() == "set-cookie" else value.split(";")
+            for pair in (p.split(";", 1)[0] for p in pairs):
+                cookie, _, v = pair.partition("=")
+                if self.secret_param(cookie.strip()):
+                    self.learn_value(v)
+        elif value.split():
+            self.learn_value(value.split()[-1])
 
     def body(self, body: bytes, content_type: str | None) -> bytes:
         """A request body with secret form/JSON fields and learned secrets redacted."""
@@ -97,13 +194,16 @@ class Redactor:
             if redacted != parsed:  # re-serialise only when a field was redacted: keep bodies byte-exact for replay
                 text = json.dumps(redacted, ensure_ascii=False)
         if "x-www-form-urlencoded" in ct:
-            text = self._param_re.sub(lambda m: m.group(1) + _REDACTED_URL, "?" + text)[1:]
+            text = _PARAM.sub(self._param, "?" + text)[1:]
         elif "multipart/form-data" in ct:
             text = self._multipart(text)
         return self.text(text).encode("utf-8")
 
     def response_body(self, body: bytes, content_type: str | None) -> bytes:
-        """A response body with learned secrets scrubbed and, in text bodies, secret URL parameters redacted."""
+        """A response body with secret-named JSON fields (an OAuth token response) redacted and learned, learned
+        secrets scrubbed and, in text bodies, secret URL parameters redacted."""
+        if "json" in (content_type or "").lower() and body:
+            body = self._json_body(body)
         if self._secrets:
             body = self._scrub_bytes(body)
         if _TEXTUAL.search(content_type or "") and b"=" in body:
@@ -128,12 +228,31 @@ class Redactor:
             out[k] = v
         return out
 
-    def _json(self, value: Any) -> Any:
+    def _json_body(self, body: bytes) -> bytes:
+        """A JSON body with secret-named fields redacted; re-serialised only when one was (else byte-exact)."""
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return body
+        redacted = self._json(parsed, strong=True)
+        return body if redacted == parsed else json.dumps(redacted, ensure_ascii=False).encode("utf-8")
+
+    def _json(self, value: Any, strong: bool = False) -> Any:
+        """`value` with secret-named fields redacted (`strong`: a response's, by `STRONG_PART` only)."""
         if isinstance(value, dict):
-            return {k: REDACTED if self.secret_param(str(k)) else self._json(v) for k, v in value.items()}
+            secret = (lambda k: secret_name(k, strong=True)) if strong else self.secret_param
+            return {k: self._secret_value(v) if secret(str(k)) else self._json(v, strong) for k, v in value.items()}
         if isinstance(value, list):
-            return [self._json(v) for v in value]
+            return [self._json(v, strong) for v in value]
         return value
+
+    def _secret_value(self, value: Any) -> Any:
+        """What a secret-named JSON field keeps: nothing of a string, number or structure (empty ones stay)."""
+        if value in (None, "", [], {}) or isinstance(value, bool):
+            return value
+        for leaf in _leaves(value):
+            self.learn_value(str(leaf))
+        return REDACTED
 
     def _multipart(self, text: str) -> str:
         def repl(m: re.Match[str]) -> str:
@@ -146,3 +265,12 @@ class Redactor:
             for form in {s, quote(s, safe=""), quote_plus(s)}:
                 data = data.replace(form.encode("utf-8"), REDACTED.encode("utf-8"))
         return data
+
+
+def _leaves(value: Any) -> list[Any]:
+    """The scalar values inside a JSON value."""
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value]

@@ -94,7 +94,7 @@ class StepWriter:
         adapter = state.pick_adapter(self.adapters, url)
         action = make_action(events)
         cur = state.build_state(raw, url, adapter, self.redactor.state)
-        text = self.redactor.text(state.normalize_text(raw.get("text") or ""))
+        text = self.redactor.prose(state.normalize_text(raw.get("text") or ""))
         html = raw.get("html") or ""
         n = self.count
         dom_hash = state.dom_hash(html)

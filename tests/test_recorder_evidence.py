@@ -364,3 +364,24 @@ def test_trajectory_is_fsynced_behind_each_step_and_fully_on_close(tmp_path, mon
     writer.close()
     assert synced and synced[-1] == path.stat().st_size, "close() fsyncs everything written"
     assert [s.step for s in read_trajectory(path)] == [0, 1, 2, 3, 4]
+
+
+def test_secret_names_by_their_word_parts():
+    from recorders.redact import secret_name
+
+    secret = ["X-Api-Key", "accessToken", "auth_key", "X-Amz-Signature", "sig", "AWSAccessKeyId", "client_secret",
+              "sessionid", "new-password", "csrfmiddlewaretoken", "X-Goog-Credential", "authToken", "tokenizer"]
+    plain = ["monkey", "keyword", "author", "authority", "signal", "signup", "passenger", "page", "q", "sort"]
+    assert [n for n in secret if not secret_name(n)] == [] and [n for n in plain if secret_name(n)] == []
+    r = Redactor([], ["authorization"])
+    assert r.url("https://bob:Hunter2Secret@h/p?X-Amz-Signature=abc123def456&keyword=shoes") == (
+        "https://bob:%5Bredacted%5D@h/p?X-Amz-Signature=%5Bredacted%5D&keyword=shoes")
+    assert r.headers([("X-Api-Key", "K3y-0123456"), ("Authorization", "Bearer Auth0123456"),
+                      ("Access-Control-Allow-Credentials", "true")]) == [
+        ("X-Api-Key", "[redacted]"), ("Access-Control-Allow-Credentials", "true")]
+    body = b'{"access_token": "Oauth0123456", "token_type": "Bearer", "expires_in": 3600, "columns": [{"key": "year"}]}'
+    assert json.loads(r.response_body(body, "application/json")) == {
+        "access_token": "[redacted]", "token_type": "[redacted]", "expires_in": 3600, "columns": [{"key": "year"}]}
+    # learned once redacted by name: scrubbed from any later text; short or word-like values are not learned
+    assert r.prose("saw Hunter2Secret, abc123def456, K3y-0123456, Auth0123456, Oauth0123456 and Bearer") == (
+        "saw [redacted], [redacted], [redacted], [redacted], [redacted] and Bearer")

@@ -19,8 +19,8 @@ from waiting import wait_until
 
 from replay import MatchRules, load_index, write_snapshot
 from rig.agents.base import EpisodeEnv
-from rig.browser import launch
 from rig.agents.scripts import ReferenceAgent
+from rig.browser import launch
 from rig.episode_dir import EpisodeDir
 from rig.errors import InputError
 from rig.formats.answer import Answer
@@ -44,6 +44,16 @@ class PlantingAgent(ReferenceAgent):
     async def run(self, env: EpisodeEnv) -> Answer | None:
         await env.context.set_extra_http_headers({"Authorization": "Bearer SECRETAUTH1"})
         await env.context.add_cookies([{"name": "session", "value": "SECRETCOOKIE2", "url": env.sites_url}])
+        return await super().run(env)
+
+
+class TokenAgent(ReferenceAgent):
+    """The reference agent, once the page holds its OAuth token and the recorder has seen the token response."""
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        await env.page.wait_for_selector("#ready:not(:empty)")
+        await wait_until(lambda: env.recorder.redactor.text("SECRETOAUTH1") == "[redacted]",
+                         message="the recorder did not learn the token from the token response")
         return await super().run(env)
 
 
@@ -127,6 +137,26 @@ _RTC = (
     "</script>")
 
 
+#: Secrets a page learns, sends and shows (see `_KEYS`): by their names, a token response, a signed URL, user:password.
+NAMED_SECRETS = ["SECRETOAUTH1", "SECRETOAUTH2", "SECRETHDR1", "SECRETSIG1", "SECRETCRED1", "SECRETUSERPW1",
+                 "SECRETVISIBLE1", "SECRETAUTHKEY1"]
+
+_KEYS = (
+    "<!doctype html><title>Keys</title><h1>Keys</h1><p id=ready></p><p id=shown></p>"
+    "<img alt=signed src='pixel?X-Amz-Signature=SECRETSIG1&X-Amz-Credential=SECRETCRED1&keyword=shoes'>"
+    "<a id=mirror href='http://bob:SECRETUSERPW1@127.0.0.1:9/sec/'>http://bob:SECRETUSERPW1@127.0.0.1:9/sec/</a>"
+    "<form action=welcome method=get><label>Memo <input id=memo name=memo autocomplete=current-password></label>"
+    "<label>Key <input id=authKey name=authKey></label><input type=hidden name=keyword value=shoes>"
+    "<button id=send type=submit>Send</button></form><button id=show type=button>Show</button>"
+    "<script>let token = '';"
+    "fetch('api/token', {method: 'POST'}).then(r => r.json()).then(async t => { token = t.access_token;"
+    "  await fetch('api/data?accessToken=' + token, {headers: {'X-Api-Key': 'SECRET' + 'HDR1'}});"
+    "  document.getElementById('ready').textContent = 'ready'; });"
+    "document.getElementById('show').onclick = () => { document.title = 'Signed in ' + token;"
+    "  document.getElementById('shown').textContent = 'token ' + token; alert('your token is ' + token); };"
+    "</script>")
+
+
 def sec_site(port: int = 0, beacon_img: str = "", beacon_fetch: str = "", beacon_ws: str = "") -> TestServer:
     """A small site under /sec/ that sets a cookie, takes a password and sends an Authorization header; what the
     browser sent it is in its `requests`."""
@@ -154,6 +184,11 @@ def sec_site(port: int = 0, beacon_img: str = "", beacon_fetch: str = "", beacon
         "/sec/welcome": lambda ex: ex.send(200, f"<!doctype html><title>Welcome</title><h1>Welcome</h1>{_TABLE}"),
         "/sec/beacon": beacon,
         "/sec/rtc": lambda ex: ex.send(200, _RTC),
+        "/sec/keys": lambda ex: ex.send(200, _KEYS),
+        "/sec/api/token": lambda ex: ex.send_json({"access_token": "SECRETOAUTH1", "refresh_token": "SECRETOAUTH2",
+                                                  "token_type": "Bearer", "expires_in": 3600}),
+        "/sec/api/data": lambda ex: ex.send_json({"rows": 2}),
+        "/sec/pixel": lambda ex: ex.send(200, "", "image/png"),
     })
 
 
@@ -437,3 +472,43 @@ def test_no_webrtc_escapes_an_allow_listed_frozen_or_replayed_run(tmp_path):
     assert b"open open" in texts["open"], "the unsealed page did not open its peer connections"
     for name in ("listed", "frozen"):
         assert b"NotAllowedError NotAllowedError" in texts[name], f"the {name} page's peer connections were not refused"
+
+
+@pytest.mark.slow
+def test_secrets_named_by_their_parts_reach_no_artifact(tmp_path, monkeypatch):
+    """Secrets named like real sites name them (`X-Api-Key`, `accessToken`, `authKey`, a signed URL's
+    `X-Amz-Signature`), an OAuth token response, `user:password@` in a link, a password field that is one by its
+    `autocomplete`; the token shown later in the page text, the title and a dialog. None reaches any artifact or the
+    run log; `keyword=shoes` (no secret) stays."""
+    task = write_task(tmp_path / "tasks", "sec-06", "/sec/keys", [
+        {"click": "#show"},
+        {"wait_for": "#shown:not(:empty)"},
+        {"fill": {"selector": "#memo", "value": "SECRETVISIBLE1"}},
+        {"fill": {"selector": "#authKey", "value": "SECRETAUTHKEY1"}},
+        {"click": "#send"},
+        {"wait_for": "table#results"},
+        {"extract_table": {"selector": "table#results", "as": "results"}},
+        {"answer": {"from": "results", "columns": ["Name", "Value"]}},
+    ])
+    runs = tmp_path / "runs"
+    monkeypatch.setattr("rig.runner.run.make_agent", lambda name, **kw: TokenAgent())
+    logger.enable("recorders")
+    try:
+        with sec_site() as site:
+            [ep] = run(RunConfig([str(task)], "reference", runs, variants=["constraint"], sites_url=site.url))
+    finally:
+        logger.disable("recorders")
+    assert ep.status == "ok", ep.error
+    sent = json.dumps([[r.target, dict(r.headers), r.body.decode("utf-8", "replace")] for r in site.requests])
+    for secret in ("SECRETHDR1", "SECRETSIG1", "SECRETCRED1", "SECRETOAUTH1", "SECRETVISIBLE1", "SECRETAUTHKEY1"):
+        assert secret in sent, f"{secret} was not planted"
+    saved = EpisodeDir(EpisodeSpec(load_task(task), "constraint", "reference", 0).directory(runs)).read_episode()
+    assert [d["message"] for d in saved.dialogs] == ["your token is [redacted]"]
+    files = {name: data for name, data in artifacts(runs).items() if not name.endswith(".jpg")}
+    assert {"run.log"} <= set(files) and any(n.endswith("evidence.warc.gz (decompressed)") for n in files)
+    for name, data in files.items():
+        for secret in NAMED_SECRETS:
+            assert secret.encode() not in data, f"{secret} found in {name}"
+    warc = next(data for name, data in files.items() if name.endswith("evidence.warc.gz (decompressed)"))
+    assert b"keyword=shoes" in warc, "a name that is no secret was redacted"
+    assert b"<title>Signed in %5Bredacted%5D</title>" in warc and b"token [redacted]" in warc  # the DOM, the text

@@ -220,7 +220,7 @@ async def _close_bounded(rec: Recorder, context: BrowserContext) -> None:
             try:
                 await asyncio.wait_for(page.close(), 5)
             except Exception as exc:  # the page or browser is gone: nothing left to close
-                logger.debug("closing a page under the recorder: {}", exc)
+                logger.debug("closing a page under the recorder: {}", rec.redactor.url(str(exc)))
         await asyncio.wait({closing}, timeout=CLOSE_S)
     if not closing.done():
         closing.cancel()
@@ -233,4 +233,4 @@ async def _close(rec: Recorder | None) -> None:
         try:
             await rec.close()
         except Exception as exc:  # the archive keeps every complete record even if closing fails
-            logger.debug("recorder close after failure: {}", exc)
+            logger.debug("recorder close after failure: {}", rec.redactor.url(str(exc)))

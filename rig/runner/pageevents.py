@@ -112,7 +112,7 @@ class PageEvents:
         entry: dict[str, Any] | None = None
         if len(self.dialogs) < KEEP:
             page = dialog.page
-            entry = {"type": dialog.type, "message": self.rec.redactor.text(dialog.message[:_MESSAGE_CHARS]),
+            entry = {"type": dialog.type, "message": self.rec.redactor.prose(dialog.message[:_MESSAGE_CHARS]),
                      "default_value": self.rec.redactor.text(dialog.default_value) or None,
                      "url": self.rec.redactor.url(page.url) if page is not None else None,
                      "tab": tab, "after_step": self._after(), "response": None}
@@ -150,7 +150,7 @@ class PageEvents:
             path.unlink(missing_ok=True)
             return
         except PlaywrightError as exc:
-            entry["status"], entry["error"] = "failed", (exc.message or str(exc)).splitlines()[0]
+            entry["status"], entry["error"] = "failed", self.rec.redactor.url((exc.message or str(exc)).splitlines()[0])
             path.unlink(missing_ok=True)
             return
         size = path.stat().st_size
