@@ -122,6 +122,15 @@ def check_rules(rules: Any, where: str) -> None:
             raise RuleError(f"{where}[{i}]: {e}") from None
 
 
+def known_rules(rules: list[Any]) -> list[Any]:
+    """`rules` unchanged when each is known and well formed; a pydantic field validator's ValueError otherwise."""
+    try:
+        check_rules(rules, "")
+    except RuleError as e:
+        raise ValueError(str(e).removeprefix(": ")) from None
+    return rules
+
+
 def check_rule_set(rules: Any, columns: list[str] | None = None) -> None:
     """RuleError("<where>: <reason>") unless `rules` is {"default": [...], "columns": {name: [...]}} of known,
     well-formed rules (and, given `columns`, every per-column rule names one of them)."""

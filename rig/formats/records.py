@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rig.formats.canonical import DEFAULT_RULES, RuleError, check_rules
+from rig.formats.canonical import DEFAULT_RULES, known_rules
 
 URL = "url"
 Basis = Literal["full", "retrieval"]
@@ -24,14 +24,7 @@ class AxisPolicy(_Model):
     fuzzy: float | None = Field(default=90.0, ge=0, le=100, description="rapidfuzz ratio at or above which two canonical "
                                                                 "values are one identity; null: exact values only")
 
-    @field_validator("rules")
-    @classmethod
-    def _known_rules(cls, v: list[Any]) -> list[Any]:
-        try:
-            check_rules(v, "")
-        except RuleError as e:
-            raise ValueError(str(e).removeprefix(": ")) from None
-        return v
+    _known_rules = field_validator("rules")(known_rules)
 
 
 class Level(_Model):

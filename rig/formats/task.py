@@ -18,7 +18,7 @@ from pydantic import (
 
 from rig.errors import ScriptError
 from rig.formats.actions import parse_actions
-from rig.formats.canonical import DEFAULT_RULES, RuleError, check_rule_set, check_rules
+from rig.formats.canonical import DEFAULT_RULES, RuleError, check_rule_set, known_rules
 from rig.formats.records import URL, KeyHierarchy
 
 DimensionTag = Literal["scope", "criterion", "view"]
@@ -123,14 +123,7 @@ class RecordsSpec(_Model):
         default=None, description="the qualifying records: a record whose item or answer matches none of them is "
                                   "not supported (null: any item the page supports qualifies)")
 
-    @field_validator("answer_rules")
-    @classmethod
-    def _known_rules(cls, v: list[Any]) -> list[Any]:
-        try:
-            check_rules(v, "")
-        except RuleError as e:
-            raise ValueError(str(e).removeprefix(": ")) from None
-        return v
+    _known_rules = field_validator("answer_rules")(known_rules)
 
     @model_validator(mode="after")
     def _consistent(self) -> "RecordsSpec":
