@@ -305,10 +305,10 @@ class NetworkCapture:
             if len(body) > self._max_body:
                 truncated = "length"
             headers = [(h["name"], h["value"]) for h in resp_headers]
-            body = r.response_body(
-                body[: self._max_body], next((v for k, v in headers if k.lower() == "content-type"), None)
-            )
-            headers = [(k, v) for k, v in headers if k.lower() not in _DROP_RESPONSE and not k.startswith(":")]
+            ctype = next((v for k, v in headers if k.lower() == "content-type"), None)
+            # the headers first: a secret they carry (a cookie set) is learned before the body is scrubbed
+            headers = r.headers([(k, v) for k, v in headers if k.lower() not in _DROP_RESPONSE and k[:1] != ":"])
+            body = r.response_body(body[: self._max_body], ctype)
             if missing is None:  # a missing body claims no length
                 headers.append(("Content-Length", str(len(body))))
             else:
@@ -316,7 +316,7 @@ class NetworkCapture:
                 logger.debug("recorders: {} {}: {}", request.method, ex.url, missing)
             ex.response_id, ex.status = rid, response.status
             ex.reason = response.status_text or _reason(response.status)
-            ex.response_headers = r.headers(headers)
+            ex.response_headers = headers
             ex.response_body, ex.response_date, ex.truncated, ex.missing = body, response_date, truncated, missing
         self._archive.put(ex)
 

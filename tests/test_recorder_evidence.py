@@ -385,3 +385,18 @@ def test_secret_names_by_their_word_parts():
     # learned once redacted by name: scrubbed from any later text; short or word-like values are not learned
     assert r.prose("saw Hunter2Secret, abc123def456, K3y-0123456, Auth0123456, Oauth0123456 and Bearer") == (
         "saw [redacted], [redacted], [redacted], [redacted], [redacted] and Bearer")
+
+
+async def test_a_cookie_a_response_sets_is_scrubbed_from_its_own_body(context, page, pages_server, tmp_path):
+    """The response's headers are redacted before its body: the session cookie it sets is learned first, so the
+    body printing that cookie is archived scrubbed."""
+    secret = "SECRETCOOKIE8431"
+    pages_server.set_route("/session.html", lambda ex: ex.send(
+        200, f"<p>your session is {secret}</p>", headers={"Set-Cookie": f"sessionid={secret}; Path=/"}))
+    rec = await Recorder.attach(context, tmp_path / "ep")
+    async with rec.action({"type": "goto", "target": "/session.html", "value": None}):
+        await page.goto(f"{pages_server.url}/session.html")
+    await rec.close()
+    warc = gzip.decompress((tmp_path / "ep" / "evidence.warc.gz").read_bytes())
+    assert b"your session is [redacted]" in warc, "the body was not archived scrubbed"
+    assert secret.encode() not in warc
