@@ -20,13 +20,13 @@ from test_grading_states import (
     write_episode,
 )
 
+from rig.episode_dir import EpisodeDir
 from rig.formats.grade import Grade
 from rig.formats.schemas import schemas
 from rig.formats.summary import Metrics, Summary
 from rig.grading.grade import grade_episode
 from rig.grading.runs import grade_runs
 from rig.grading.summary import pooled, summary_json
-
 
 
 @pytest.fixture
@@ -233,3 +233,18 @@ def test_grading_a_missing_path_is_a_clear_error(tmp_path):
     res = CliRunner().invoke(app, ["grade", str(tmp_path / "nowhere")])
     assert res.exit_code == 1 and "nowhere: no such runs or episode directory" in res.stderr
     assert res.exception is None or isinstance(res.exception, SystemExit)
+
+
+def test_two_models_under_one_agent_name_are_two_rows(runs):
+    """Issue 17, item 2: a summary never mixes the episodes of two models run under one agent name."""
+    root, _ = runs
+    for trial, model in ((0, "model-a"), (1, "model-b"), (2, "model-b")):
+        d = EpisodeDir(root / "syn-01" / "constraint" / "flaky" / f"trial-{trial}")
+        d.write_episode(d.read_episode().model_copy(update={"model": model}))
+    summary = grade_runs(root)
+    groups = {g.agent: g for g in summary.groups}
+    assert "flaky" not in groups
+    assert (groups["flaky (model-a)"].episodes, groups["flaky (model-b)"].episodes) == (1, 2)
+    assert groups["flaky (model-b)"].infra == 1 and groups["flaky (model-a)"].infra == 0
+    md = (root / "summary.md").read_text()
+    assert "| flaky (model-a) |" in md and "| flaky (model-b) |" in md

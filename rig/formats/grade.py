@@ -238,3 +238,8 @@ class Grade(BaseModel):
     label: FailureKind | None = None
     rationale: str | None = None
     label_step: int | None = None
+
+    @property
+    def agent_label(self) -> str:
+        """The agent as a summary tells agents apart: its name, and the model it drove (`browser-use (gpt-4.1)`)."""
+        return f"{self.agent} ({self.model})" if self.model else self.agent

@@ -33,7 +33,7 @@ class Metrics(BaseModel):
 class GroupSummary(Metrics):
     """One agent on one prompt variant."""
 
-    agent: str
+    agent: str = Field(description="the agent's name, and in parentheses the model it drove, if any")
     variant: str | None
     infra: int = Field(description="infra_error or incomplete episodes: not scored")
     infra_rate: float | None = Field(default=None, description="infra / episodes: the share of this agent's episodes "

@@ -121,7 +121,7 @@ def summarize(grades: list[Grade], runs_dir: str) -> Summary:
     """The run summary of a list of episode grades."""
     groups: dict[tuple[str, str | None], list[Grade]] = defaultdict(list)
     for g in grades:
-        groups[(g.agent, g.variant)].append(g)
+        groups[(g.agent_label, g.variant)].append(g)  # two models under one agent name are two rows
     order = sorted(groups, key=lambda k: (k[0] != "reference", k[0], k[1] != "constraint", k[1] or ""))
     agreement = _agreement(grades)
     return Summary(

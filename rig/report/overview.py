@@ -94,6 +94,6 @@ def family_rows(summary: Summary, episodes: list[EpisodeData]) -> list[FamilyRow
     rows = []
     for family, grades in by_family.items():
         for group in summarize(grades, summary.runs_dir).groups:
-            mine = [g for g in grades if (g.agent, g.variant) == (group.agent, group.variant)]
+            mine = [g for g in grades if (g.agent_label, g.variant) == (group.agent, group.variant)]
             rows.append(FamilyRow(family=family, metrics=group, drift=_drift(mine)))
     return sorted(rows, key=lambda r: (order.get((r.metrics.agent, r.metrics.variant), len(order)), r.family))
