@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,32 +38,49 @@ def plan(tasks: list[Task], variants: list[str], agent: str, trials: int, runs: 
     for task in tasks:
         for variant in variants:
             if resume:
-                specs += [s for t in range(trials)
-                          if not _complete((s := EpisodeSpec(task, variant, agent, t, identity=identity)).directory(runs))]
+                wanted = [EpisodeSpec(task, variant, agent, t, identity=identity) for t in range(trials)]
+                specs += [s for s in wanted if not _complete(s.directory(runs))]
             else:
                 first = max(runs.trials(task.id, variant, agent, identity), default=-1) + 1
                 specs += [EpisodeSpec(task, variant, agent, first + t, identity=identity) for t in range(trials)]
     return specs
 
 
-def claim(specs: list[EpisodeSpec], runs: RunsDir | Path, resume: bool) -> None:
-    """Before any episode runs, make sure none is written into a directory that holds one: InputError for a finished
-    episode, and (without `resume`) for a new trial's directory that is not empty; with `resume`, what an unfinished
-    run left is moved under the episode's `attempts/unfinished-<n>/`, kept and never appended to."""
+def claim(specs: list[EpisodeSpec], runs: RunsDir | Path, resume: bool) -> list[EpisodeSpec]:
+    """Before any episode runs, make sure none is written into a directory that holds one; the specs to run.
+
+    A new trial (without `resume`) reserves its directory by creating it: one that exists already (a run writing
+    into the same runs directory at the same moment took it, or files of an earlier run are there) is never
+    written into, and the trial takes the next free number. With `resume`, a finished episode is an InputError,
+    and what an unfinished run left is moved under the episode's `attempts/unfinished-<n>/`, kept and never
+    appended to."""
     runs = runs if isinstance(runs, RunsDir) else RunsDir(runs)
-    for spec in specs:
+    return [_reserve(spec, runs) if not resume else _resume(spec, runs) for spec in specs]
+
+
+def _reserve(spec: EpisodeSpec, runs: RunsDir) -> EpisodeSpec:
+    """The spec, renumbered to the first trial from its own whose directory this call created."""
+    while True:
         d = spec.directory(runs)
-        if d.is_empty():
-            continue
-        if _complete(d):
-            raise InputError(str(d.path), None, "holds a finished episode; a finished episode is never written into "
-                                                "again")
-        if not resume:
-            raise InputError(str(d.path), None, "a new trial's directory is not empty (files of an earlier run, or of "
-                                                "a run writing it now); remove it or run with --resume")
-        kept = d.set_aside()
-        if kept is not None:
-            logger.warning("{}: the files of an unfinished earlier run are kept under {}", d.path, kept.path)
+        d.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            d.path.mkdir()
+            return spec
+        except FileExistsError:
+            logger.info("{} exists already: trial {} is run instead", d.path, spec.trial + 1)
+            spec = replace(spec, trial=spec.trial + 1)
+
+
+def _resume(spec: EpisodeSpec, runs: RunsDir) -> EpisodeSpec:
+    d = spec.directory(runs)
+    if d.is_empty():
+        return spec
+    if _complete(d):
+        raise InputError(str(d.path), None, "holds a finished episode; a finished episode is never written into again")
+    kept = d.set_aside()
+    if kept is not None:
+        logger.warning("{}: the files of an unfinished earlier run are kept under {}", d.path, kept.path)
+    return spec
 
 
 def context_options(frozen: bool, allow_hosts: list[str] | None) -> dict[str, Any] | None:

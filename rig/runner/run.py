@@ -49,7 +49,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
     runs = RunsDir(config.runs_dir)
     specs = plan(tasks, list(config.variants or VARIANTS), agent.name, config.trials, runs, config.resume,
                  identity=agent_identity(agent))
-    claim(specs, runs, config.resume)
+    specs = claim(specs, runs, config.resume)
     runs.path.mkdir(parents=True, exist_ok=True)
     log = add_run_log(runs.log_file)
     try:
