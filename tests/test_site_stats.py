@@ -85,6 +85,8 @@ async def test_tree_loads_children_on_demand_and_selects_scope(page, sites_url):
     # a deep link reveals the path in the tree and keeps the selection
     await page.goto(sites_url + "/stats/explore?node=Asia/China&indicator=pop")
     await page.wait_for_selector('#panel-table table.results[data-node="Asia/China"]')
+    # the tree reveals the path as its children load, which may finish after the table is drawn
+    await page.wait_for_selector('role=treeitem[name="China"][selected=true]')
     assert await page.locator('[role="treeitem"][aria-selected="true"]').all_inner_texts() == ["China"]
     assert await page.input_value('select[name="indicator"]') == "pop"
     assert _fragment(page.url) == "view=table"
