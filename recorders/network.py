@@ -305,10 +305,10 @@ class NetworkCapture:
             if len(body) > self._max_body:
                 truncated = "length"
             headers = [(h["name"], h["value"]) for h in resp_headers]
-            ctype = next((v for k, v in headers if k.lower() == "content-type"), None)
+            body_type = next((v for k, v in headers if k.lower() == "content-type"), None)
             # the headers first: a secret they carry (a cookie set) is learned before the body is scrubbed
             headers = r.headers([(k, v) for k, v in headers if k.lower() not in _DROP_RESPONSE and k[:1] != ":"])
-            body = r.response_body(body[: self._max_body], ctype)
+            body = r.response_body(body[: self._max_body], body_type)
             if missing is None:  # a missing body claims no length
                 headers.append(("Content-Length", str(len(body))))
             else:
