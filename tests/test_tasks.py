@@ -56,7 +56,8 @@ def _mutated(path: str, value):
         ("prompts.goal", KeyError, "prompts.goal", "Field required"),
         ("output.key", ["Carrier"], "output.key", "key columns ['Carrier'] are not among columns"),
         ("gold.rows", [["LAX", "1", "extra"], ["SFO", "2"]], "gold.rows[0]", "has 3 cells"),
-        ("gold.rows", [["LAX", "1"]], "gold.rows", "at least 2 items"),
+        ("site", KeyError, "site", "a task starts at `start_url`, or at `site` + `start_path`"),
+        ("start_url", "https://example.org/", "start_url", "either `start_url` or `site` + `start_path`, not both"),
         ("gold_states.0.constraints.0.tag", "filter", "gold_states.0.constraints.0.tag", "'scope', 'criterion' or 'view'"),
         ("id", "../escape", "id", "String should match pattern"),
         ("start_path", "/stats/", "start_path", "must lie under the site's root /flights/"),
@@ -159,3 +160,25 @@ def test_deep_and_unreadable_task_files_are_clear_errors(tmp_path):
         load_task(fifo)
     with pytest.raises(TaskError, match="cannot read the task file: a directory"):
         load_task(tmp_path)
+
+
+def _open_world(data: dict, start_url: str) -> dict:
+    data = dict(data)
+    del data["site"], data["start_path"]
+    return {**data, "start_url": start_url, "origins": ["portal.example.org"]}
+
+
+def test_a_task_may_start_on_any_origin_and_leave_its_states_unannotated(tmp_path):
+    data = {k: v for k, v in _open_world(_mutated("id", "open-1"), "https://portal.example.org/search?q=1").items()
+            if k not in ("gold_states", "evidence", "dependency", "reference_solution", "data_version", "perturbations")}
+    data["gold"] = {"rows": []}
+    task = load_task(_write(tmp_path, data))
+    assert task.start_at("http://127.0.0.1:1") == "https://portal.example.org/search?q=1"
+    assert task.site is None and not task.annotated and task.gold is not None and task.gold.rows == []
+
+
+@pytest.mark.parametrize("url", ["ftp://example.org/", "/relative/path", "https:///no-host"])
+def test_a_start_url_must_be_absolute_http(tmp_path, url):
+    with pytest.raises(TaskError) as info:
+        load_task(_write(tmp_path, _open_world(_mutated("id", "open-2"), url)))
+    assert info.value.field == "start_url" and "not an absolute http(s) URL" in info.value.reason

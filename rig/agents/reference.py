@@ -16,7 +16,7 @@ async def run_reference(task: Task, page: Page, base_url: str, hook: ActionHook 
     """Run the task's reference solution from its start page; return its answer."""
     actions = parse_actions(task.reference_solution, f"{task.id}.reference_solution")
     runner = ScriptRunner(page, base_url, hook)
-    await page.goto(base_url.rstrip("/") + task.start_path)
+    await page.goto(task.start_at(base_url))
     result = await runner.run(actions)
     if result.answer is None:
         raise AgentError(f"{task.id}: the reference solution ends without an `answer` action")

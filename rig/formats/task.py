@@ -22,6 +22,7 @@ from rig.formats.canonical import DEFAULT_RULES, RuleError, check_rule_set, know
 from rig.formats.records import URL, KeyHierarchy
 
 DimensionTag = Literal["scope", "criterion", "view"]
+HybridType = Literal["search_to_sql", "sql_to_search", "parallel"]
 Op = Literal["eq", "ne", "in", "contains", "gte", "lte", "prefix"]
 
 
@@ -98,7 +99,7 @@ class EvidenceRequirement(_Model):
 class GoldTable(_Model):
     """The gold answer table (rows in the gold order)."""
 
-    rows: list[list[str]] = Field(min_length=2, max_length=20)
+    rows: list[list[str]] = Field(max_length=10_000, description="data rows, no header (empty: the answer is NONE)")
 
 
 class GoldRecord(_Model):
@@ -155,8 +156,17 @@ class Task(_Model):
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     family: str = Field(description="source family, e.g. 'official statistics'")
-    site: str = Field(description="bundled site name, e.g. 'flights'")
-    start_path: str = Field(description="where agents start: a path on the sites server, e.g. '/flights/'")
+    site: str | None = Field(default=None, description="bundled site name, e.g. 'flights' (with `start_path`)")
+    start_path: str | None = Field(default=None,
+                                   description="where agents start on a bundled site: a path on the sites server, "
+                                               "e.g. '/flights/'")
+    start_url: str | None = Field(default=None, description="where agents start on any origin: an absolute http(s) "
+                                                            "URL (instead of `site` + `start_path`)")
+    origins: list[str] = Field(default_factory=list, description="host names the task's evidence lives on")
+    adapter: str | None = Field(default=None, description="a site-adapter file mapping raw state keys to `dim.*`, "
+                                                          "relative to the task file")
+    start_hidden: bool = Field(default=False, description="agents start on a blank page and the prompt does not "
+                                                          "name the start page: they must find the site")
     prompts: Prompts
     output: OutputSchema | None = Field(default=None, description="the answer table's shape (null: a records-only task)")
     canonicalize: dict[str, Any] = Field(
@@ -165,15 +175,22 @@ class Task(_Model):
     )
     gold: GoldTable | None = Field(default=None, description="the gold answer table (with `output`)")
     records: RecordsSpec | None = Field(default=None, description="evidence-backed records the task takes (WANDR)")
-    gold_states: list[GoldState] = Field(min_length=1, description="in the order the solution needs them")
-    evidence: list[EvidenceRequirement] = Field(min_length=1)
-    dependency: str = Field(description="the logical dependency: which value read in one state decides the next")
-    reference_solution: list[dict[str, Any]] = Field(min_length=1, description="an action script")
-    data_version: str = Field(description="the data package and version the gold comes from")
+    gold_states: list[GoldState] = Field(default_factory=list, description="in the order the solution needs them "
+                                                                           "(empty: state metrics not annotated)")
+    evidence: list[EvidenceRequirement] = Field(default_factory=list)
+    dependency: str = Field(default="", description="the logical dependency: which value read in one state decides "
+                                                    "the next")
+    reference_solution: list[dict[str, Any]] = Field(default_factory=list,
+                                                     description="an action script (empty: none is known)")
+    data_version: str = Field(default="", description="the data package and version the gold comes from")
     perturbations: dict[FailureKind, list[Perturbation]] = Field(
         default_factory=dict,
         description="task-specific fault injections; kinds left out use the generic ones (rig.agents.perturbed)",
     )
+    hybrid_type: HybridType | None = Field(default=None, description="a hybrid web+SQL task's type (HybridDeepResearch)")
+    db: str | None = Field(default=None, description="the database a hybrid task's `run_sql` opens (a bundled name)")
+    gold_sql: str | None = Field(default=None, description="the SQL whose result is a `search_to_sql` task's answer")
+    meta: dict[str, Any] = Field(default_factory=dict, description="fields kept verbatim from an imported dataset")
 
     @field_validator("reference_solution")
     @classmethod
@@ -199,8 +216,7 @@ class Task(_Model):
         for i, row in enumerate(self.gold.rows if self.gold else []):
             if len(row) != width:
                 raise ValueError(f"gold.rows[{i}]: has {len(row)} cells, the output schema has {width} columns")
-        if not self.start_path.startswith(f"/{self.site}/"):
-            raise ValueError(f"start_path: {self.start_path!r} must lie under the site's root /{self.site}/")
+        self._check_start()
         for kind, edits in self.perturbations.items():
             for j, edit in enumerate(edits):
                 if edit.at >= len(self.reference_solution):
@@ -211,6 +227,32 @@ class Task(_Model):
             if ev.state not in names:
                 raise ValueError(f"evidence[{i}].state: names state {ev.state!r}, not one of gold_states {sorted(names)}")
         return self
+
+    def _check_start(self) -> None:
+        if self.start_url is not None:
+            if self.site is not None or self.start_path is not None:
+                raise ValueError("start_url: give either `start_url` or `site` + `start_path`, not both")
+            scheme, _, rest = self.start_url.partition("://")
+            if scheme.lower() not in ("http", "https") or not rest or rest.startswith("/"):
+                raise ValueError(f"start_url: {self.start_url!r} is not an absolute http(s) URL")
+            return
+        if self.site is None or self.start_path is None:
+            missing = "site" if self.site is None else "start_path"
+            raise ValueError(f"{missing}: a task starts at `start_url`, or at `site` + `start_path` on a bundled site")
+        if not self.start_path.startswith(f"/{self.site}/"):
+            raise ValueError(f"start_path: {self.start_path!r} must lie under the site's root /{self.site}/")
+
+    @property
+    def annotated(self) -> bool:
+        """Whether the task has gold states (else its state metrics are not annotated: null, never 0)."""
+        return bool(self.gold_states)
+
+    def start_at(self, sites_url: str) -> str:
+        """The absolute URL agents start at: `start_url`, or `start_path` on the sites server."""
+        if self.start_url is not None:
+            return self.start_url
+        assert self.start_path is not None
+        return sites_url.rstrip("/") + self.start_path
 
     #: The file the task was loaded from (not part of the format).
     _source: str | None = PrivateAttr(default=None)

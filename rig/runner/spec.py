@@ -30,8 +30,8 @@ class EpisodeSpec:
         return runs.episode(self.task.id, self.variant, self.agent, self.trial, self.identity)
 
     def start(self, sites_url: str) -> str | None:
-        """Where the episode starts: the task's start page on the sites server, else `start_url`."""
-        return sites_url.rstrip("/") + self.task.start_path if self.task is not None else self.start_url
+        """Where the episode starts: the task's start page (on the sites server or any origin), else `start_url`."""
+        return self.task.start_at(sites_url) if self.task is not None else self.start_url
 
     @property
     def label(self) -> str:

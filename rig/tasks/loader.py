@@ -52,7 +52,7 @@ def load_task(path: str | Path) -> Task:
             sub, msg = m.group(1), m.group(2)
             field = f"{field or ''}{sub}" if sub.startswith("[") else ".".join(filter(None, [field, sub]))
         raise TaskError(str(p), field, msg) from None
-    if not SITE_NAME.match(task.site):
+    if task.site is not None and not SITE_NAME.match(task.site):
         raise TaskError(str(p), "site", f"{task.site!r} is not a site name: one segment of lower-case letters, "
                                         "digits, '-' and '_' (no '/', no '..')")
     task._source = str(p.resolve())
