@@ -166,7 +166,8 @@ class Task(_Model):
     adapter: str | None = Field(default=None, description="a site-adapter file mapping raw state keys to `dim.*`, "
                                                           "relative to the task file")
     start_hidden: bool = Field(default=False, description="agents start on a blank page and the prompt does not "
-                                                          "name the start page: they must find the site")
+                                                          "name the start page: they must find the site (such a task "
+                                                          "may name no start page at all)")
     prompts: Prompts
     output: OutputSchema | None = Field(default=None, description="the answer table's shape (null: a records-only task)")
     canonicalize: dict[str, Any] = Field(
@@ -236,6 +237,8 @@ class Task(_Model):
             if scheme.lower() not in ("http", "https") or not rest or rest.startswith("/"):
                 raise ValueError(f"start_url: {self.start_url!r} is not an absolute http(s) URL")
             return
+        if self.site is None and self.start_path is None and self.start_hidden:
+            return  # agents start on a blank page and must find the site (a discovery or tool-only task)
         if self.site is None or self.start_path is None:
             missing = "site" if self.site is None else "start_path"
             raise ValueError(f"{missing}: a task starts at `start_url`, or at `site` + `start_path` on a bundled site")
@@ -248,10 +251,12 @@ class Task(_Model):
         return bool(self.gold_states)
 
     def start_at(self, sites_url: str) -> str:
-        """The absolute URL agents start at: `start_url`, or `start_path` on the sites server."""
+        """The absolute URL the task's start page has: `start_url`, `start_path` on the sites server, or about:blank
+        for a hidden-start task that names no start page."""
         if self.start_url is not None:
             return self.start_url
-        assert self.start_path is not None
+        if self.start_path is None:
+            return "about:blank"
         return sites_url.rstrip("/") + self.start_path
 
     #: The file the task was loaded from (not part of the format).
