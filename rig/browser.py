@@ -1,13 +1,18 @@
-"""Launching Debian's (or Playwright's) Chromium with flags that keep it offline."""
+"""Launching Debian's (or Playwright's) Chromium with flags that keep it offline, or let it reach the network
+(`local_only=False`: live runs), with `--resolve HOST=ADDR:PORT` host mappings in either mode."""
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import os
+import re
 import shutil
 import time
 import urllib.request
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +33,71 @@ OFFLINE_FLAGS = [
 ]
 
 #: Resolve every host name to nothing except loopback: a page cannot reach the internet.
-LOCAL_ONLY_FLAG = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost"
+LOCAL_ONLY_RULES = "MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost"
+LOCAL_ONLY_FLAG = f"--host-resolver-rules={LOCAL_ONLY_RULES}"
+#: Host names that are loopback whatever the resolver says.
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+_RESOLVE = re.compile(r"^(?P<host>[A-Za-z0-9_.-]+)=(?P<addr>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
+
+
+@dataclass(frozen=True)
+class HostMapping:
+    """`--resolve HOST=ADDR:PORT`: the browser sends requests for HOST (any scheme, any port) to ADDR:PORT."""
+
+    host: str
+    address: str
+    port: int
+
+    @property
+    def rule(self) -> str:
+        """This mapping as a Chromium `--host-resolver-rules` rule."""
+        return f"MAP {self.host} {self.address}:{self.port}"
+
+    @property
+    def loopback(self) -> bool:
+        """Whether HOST is sent to this machine."""
+        return is_loopback(self.address)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host name or address is this machine (127.0.0.0/8, ::1, localhost)."""
+    name = host.strip("[]").lower()
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_resolve(values: Iterable[str], option: str = "--resolve") -> list[HostMapping]:
+    """Check `--resolve HOST=ADDR:PORT` values; InputError naming the option and the bad value."""
+    from rig.errors import InputError
+
+    out: dict[str, HostMapping] = {}
+    for value in values:
+        m = _RESOLVE.match(value.strip())
+        port = int(m["port"]) if m else 0
+        if m is None or not 0 < port < 65536:
+            raise InputError(option, None, f"{value!r} is not HOST=ADDR:PORT (e.g. portal.example.org=127.0.0.1:8443; "
+                                           "no scheme, no path, a port from 1 to 65535)")
+        host = m["host"].lower()
+        if host in out and out[host] != HostMapping(host, m["addr"], port):
+            raise InputError(option, None, f"{host} is mapped twice ({out[host].address}:{out[host].port} and "
+                                           f"{m['addr']}:{port})")
+        out[host] = HostMapping(host, m["addr"], port)
+    return list(out.values())
+
+
+def resolver_rules(local_only: bool, mappings: Sequence[HostMapping] = ()) -> str | None:
+    """Chromium's one `--host-resolver-rules` value: the mappings first (the first MAP that matches a host wins),
+    then, for local-only browsers, every other name unresolvable except loopback. None: no rules."""
+    rules = [m.rule for m in mappings]
+    if local_only:
+        mapped = {m.host for m in mappings}
+        rules.append("MAP * ~NOTFOUND")  # EXCLUDE applies before every MAP: a mapped loopback name is not excluded
+        rules += [f"EXCLUDE {name}" for name in ("127.0.0.1", "localhost") if name not in mapped]
+    return " , ".join(rules) or None
 
 #: For runs that must reach nothing outside their rules (frozen, allow-listed, replayed): WebRTC sends no UDP except
 #: through a proxy, and none is set, so no STUN/TURN packet leaves even from a frame the init script that blocks
@@ -50,11 +119,13 @@ def chromium_path() -> str | None:
     return None
 
 
-def launch_args(local_only: bool = True, extra: list[str] | None = None, sealed: bool = False) -> list[str]:
-    """Chromium command-line flags for a rig browser (`sealed`: no WebRTC UDP, see `SEALED_FLAGS`)."""
+def launch_args(local_only: bool = True, extra: list[str] | None = None, sealed: bool = False,
+                resolve: Sequence[HostMapping] = ()) -> list[str]:
+    """Chromium command-line flags for a rig browser (`sealed`: no WebRTC UDP, see `SEALED_FLAGS`; `resolve`: host
+    mappings, combined with the loopback-only rule into Chromium's one `--host-resolver-rules`)."""
     args = list(OFFLINE_FLAGS)
-    if local_only:
-        args.append(LOCAL_ONLY_FLAG)
+    if (rules := resolver_rules(local_only, resolve)) is not None:
+        args.append(f"--host-resolver-rules={rules}")
     if sealed:
         args += SEALED_FLAGS
     return args + list(extra or [])
@@ -68,12 +139,14 @@ async def launch(
     extra_args: list[str] | None = None,
     timeout_s: float = 30.0,
     sealed: bool = False,
+    resolve: Sequence[HostMapping] = (),
 ) -> Browser:
-    """Launch Chromium for the rig (offline flags, configurable executable; `sealed` for frozen and allow-listed runs)."""
+    """Launch Chromium for the rig (offline flags unless `local_only=False`, configurable executable; `sealed` for
+    frozen and allow-listed runs; `resolve` maps host names to addresses)."""
     return await pw.chromium.launch(
         executable_path=chromium_path(),
         headless=headless,
-        args=launch_args(local_only, extra_args, sealed),
+        args=launch_args(local_only, extra_args, sealed, resolve),
         timeout=timeout_s * 1000,
     )
 
@@ -87,6 +160,7 @@ async def launch_for_cdp(
     local_only: bool = True,
     timeout_s: float = 30.0,
     sealed: bool = False,
+    resolve: Sequence[HostMapping] = (),
     **context_options: Any,
 ) -> tuple[BrowserContext, str]:
     """Launch a persistent Chromium context that outside drivers can reach over CDP on 127.0.0.1.
@@ -105,7 +179,7 @@ async def launch_for_cdp(
         profile,
         executable_path=chromium_path(),
         headless=headless,
-        args=launch_args(local_only, extra, sealed),
+        args=launch_args(local_only, extra, sealed, resolve),
         timeout=timeout_s * 1000,
         **context_options,
     )

@@ -8,6 +8,7 @@ import tempfile
 from collections.abc import Iterator
 
 import pytest
+from liveweb import LiveWeb
 from playwright.async_api import async_playwright
 from server import PAGES, TestServer, hostile_site, load_module, pages_site
 
@@ -76,6 +77,15 @@ def hostile():
     """The hostile test site (`server.hostile_site`) on 127.0.0.1, reset after each test."""
     with serving(hostile_site()) as srv:
         yield srv
+
+
+@pytest.fixture(scope="session")
+def liveweb():
+    """The offline web (tests/liveweb.py): HTTPS hosts portal.example.org, product.example.com and
+    archive.example.net on 127.0.0.1, reached with `liveweb.resolve_args()` and `--ignore-https-errors`; reset
+    (requests, misbehaviour, the portal's data) after each test."""
+    with serving(LiveWeb()) as web:
+        yield web
 
 
 @pytest.fixture(scope="session")
