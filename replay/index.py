@@ -128,7 +128,18 @@ def load_index(paths: str | Path | Iterable[str | Path], rules: MatchRules | Non
     dates: list[str] = []
     for n, path in enumerate(files):
         _read(path, n, raw, index, dates, texts)
-    masked: set[str] = set()
+    add_exchanges(index, raw, dedupe=dedupe)
+    if dates:
+        index.recorded_at = datetime.fromisoformat(min(dates))
+    index.load_seconds = time.perf_counter() - start
+    return index
+
+
+def add_exchanges(index: ArchiveIndex, exchanges: Iterable[Exchange], *, dedupe: bool = False) -> None:
+    """Group exchanges into `index` by lookup key, in recorded order (`Exchange.order`); parameters redacted in any
+    of them are masked in every key. With `dedupe`, an answer identical to one already held for its key is dropped."""
+    raw = list(exchanges)
+    masked: set[str] = set(index.keys.masked)
     for x in raw:
         masked |= redacted_names(x.url, x.body, x.content_type)
     index.keys.masked = frozenset(masked)
@@ -137,10 +148,6 @@ def load_index(paths: str | Path | Iterable[str | Path], rules: MatchRules | Non
         if dedupe and any(_same(x, h) for h in held):
             continue
         held.append(x)
-    if dates:
-        index.recorded_at = datetime.fromisoformat(min(dates).replace("Z", "+00:00"))
-    index.load_seconds = time.perf_counter() - start
-    return index
 
 
 def _same(a: Exchange, b: Exchange) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from io import BytesIO
@@ -58,6 +59,24 @@ class Manifest:
     rules: dict[str, Any] = field(default_factory=lambda: MatchRules(ignore_origin=True).to_json())
     sources: dict[str, Any] = field(default_factory=dict)
     format: str = FORMAT
+    #: Origins (`scheme://host[:port]`) a snapshot frozen from episodes answers for; its rules then match origins.
+    #: Empty for a bundled site's snapshot, which answers under any origin (`FROZEN_ORIGIN` in frozen runs).
+    origins: list[str] = field(default_factory=list)
+    #: Where the frozen episodes started (so frozen runs of their tasks can be checked before they start).
+    start_urls: list[str] = field(default_factory=list)
+    #: Bundled sites held by a snapshot frozen from episodes, answered under `FROZEN_ORIGIN`.
+    sites: list[str] = field(default_factory=list)
+
+    def write(self, directory: Path) -> Path:
+        """Write `directory/manifest.json`."""
+        path = directory / MANIFEST
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+        return path
+
+    @property
+    def bundled_sites(self) -> list[str]:
+        """The bundled sites this snapshot answers for: its own site, or the sites frozen into it with others."""
+        return list(self.sites) if self.origins or self.sites else [self.site]
 
     @classmethod
     def read(cls, directory: Path) -> Manifest:
@@ -89,6 +108,18 @@ def write_snapshot(
     to one key (a sequence) is kept. Record ids and dates derive from the content and `built_at`.
     """
     out = Path(out_dir)
+    chosen = [x for x in index.all() if _path(x.url).startswith(path_prefix)]
+    date, n, records = write_archive(chosen, out, site=site, built_at=built_at, rig_version=rig_version)
+    manifest = Manifest(site=site, built_at=date, rig_version=rig_version, data_version=data_version, start_path=start_path,
+                        exchanges=n, records=records, bytes=(out / SNAPSHOT_WARC).stat().st_size, sources=sources or {})
+    manifest.write(out)
+    return manifest
+
+
+def write_archive(exchanges: Iterable[Exchange], out: Path, *, site: str, built_at: datetime,
+                  rig_version: str) -> tuple[str, int, int]:
+    """Write the exchanges that have a response, in the order given, as `out/snapshot.warc.gz` (deterministic bytes
+    for equal input); return the build date as written, the exchanges and the records written."""
     out.mkdir(parents=True, exist_ok=True)
     warc = out / SNAPSHOT_WARC
     date = built_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -101,18 +132,15 @@ def write_snapshot(
         _fix(info, _id("warcinfo", site), date)
         writer.write_record(info)
         records += 1
-        for x in index.all():
-            if not _path(x.url).startswith(path_prefix) or x.response is None:
+        for x in exchanges:
+            if x.response is None:
                 continue
             for rec in _exchange_records(writer, x, n, date):
                 writer.write_record(rec)
                 records += 1
             n += 1
     os.replace(tmp, warc)
-    manifest = Manifest(site=site, built_at=date, rig_version=rig_version, data_version=data_version, start_path=start_path,
-                        exchanges=n, records=records, bytes=warc.stat().st_size, sources=sources or {})
-    (out / MANIFEST).write_text(json.dumps(asdict(manifest), indent=2) + "\n", encoding="utf-8")
-    return manifest
+    return date, n, records
 
 
 def _path(url: str) -> str:

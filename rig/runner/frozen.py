@@ -1,4 +1,8 @@
-"""`rig run --frozen SNAPSHOT`: loading site snapshots, checked against the tasks that will run on them."""
+"""`rig run --frozen SNAPSHOT`: loading site snapshots, checked against the tasks that will run on them.
+
+A bundled task needs its site at its data version; a task on any origin (`start_url`) needs its start page in the
+snapshot (`rig freeze` of its episodes). Either way every request is answered from the snapshot, never the network.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +19,8 @@ from rig.tasks.loader import SITE_NAME
 
 
 def open_frozen(path: Path, tasks: Iterable[Task] = ()) -> FrozenSite:
-    """`rig run --frozen SNAPSHOT`: load a site snapshot (one site's directory, or `site_snapshots/` for all),
-    checking that it holds every task's site at the task's data version."""
+    """`rig run --frozen SNAPSHOT`: load a site snapshot (one site's directory, `site_snapshots/` for all, or a
+    `rig freeze` snapshot), checking that it holds every task's site at its data version, or its start page."""
     try:
         for d in snapshot_dirs(path):
             _check_manifest(d)
@@ -25,16 +29,27 @@ def open_frozen(path: Path, tasks: Iterable[Task] = ()) -> FrozenSite:
         raise InputError(str(path), None, str(exc)) from None
     for problem in frozen.index.errors:
         logger.warning(problem)
-    held = {m.site: m for m in frozen.manifests}
     for task in tasks:
-        m = held.get(task.site)
-        if m is None:
-            raise InputError("--frozen", None, f"{path} holds {', '.join(sorted(held))}, not {task.site} ({task.id}); "
-                                               "pass site_snapshots to use every bundled site")
-        if task.data_version not in m.data_version:
-            raise InputError("--frozen", None, f"{task.id} needs {task.data_version}; the {m.site} snapshot holds "
-                                               f"{', '.join(m.data_version)}: rebuild it with scripts/build_snapshots.py")
+        if task.site is not None:
+            _check_site(path, frozen, task)
+        elif task.start_url is not None and not frozen.index.lookup("GET", task.start_url):
+            origins = sorted({o for m in frozen.manifests for o in m.origins}) or ["the bundled sites"]
+            raise InputError("--frozen", None, f"{path} does not hold {task.start_url}, where {task.id} starts (it holds "
+                                               f"{', '.join(origins)}): freeze episodes of the task with `rig freeze`")
     return frozen
+
+
+def _check_site(path: Path, frozen: FrozenSite, task: Task) -> None:
+    """A bundled task's site must be in the snapshot, at the task's data version."""
+    held = {s: m for m in frozen.manifests for s in m.bundled_sites}
+    m = held.get(task.site or "")
+    if m is None:
+        raise InputError("--frozen", None, f"{path} holds {', '.join(sorted(held)) or 'no bundled site'}, not {task.site} "
+                                           f"({task.id}); pass site_snapshots to use every bundled site")
+    if task.data_version not in m.data_version:
+        raise InputError("--frozen", None, f"{task.id} needs {task.data_version}; the {m.site} snapshot holds "
+                                           f"{', '.join(m.data_version) or 'no data version'}: rebuild it with "
+                                           "scripts/build_snapshots.py (or `rig freeze` episodes of it)")
 
 
 def _check_manifest(directory: Path) -> None:

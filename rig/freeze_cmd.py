@@ -1,0 +1,97 @@
+"""`rig freeze RUNS_DIR|EPISODE_DIR... --out SNAPSHOT_DIR`: a site snapshot of what episodes archived (`replay.freeze`).
+
+Episodes of bundled tasks recorded the sites server on some loopback port: their exchanges on it are moved onto
+`FROZEN_ORIGIN`, where frozen runs put the bundled sites. Every other origin is kept as it was recorded, so
+`rig run --frozen SNAPSHOT_DIR` serves tasks that start on any origin (`start_url`) with no network at all.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from loguru import logger
+
+from replay import FROZEN_ORIGIN, ReplayError
+from replay.freeze import FreezeResult, FreezeSource, freeze, move_origin, origin_of
+from replay.snapshot import MANIFEST
+from rig import __version__
+from rig.episode_dir import EpisodeDir, RunsDir
+from rig.errors import InputError
+from rig.formats.episode import Episode
+from rig.formats.task import Task
+from rig.tasks.loader import task_of
+
+
+def find_episodes(paths: list[Path]) -> list[EpisodeDir]:
+    """The episode directories named: each path is one episode directory or a runs directory of them."""
+    if not paths:
+        raise InputError("freeze", None, "name at least one runs or episode directory")
+    found: list[EpisodeDir] = []
+    for path in paths:
+        if not path.is_dir():
+            raise InputError(str(path), None, "no such runs or episode directory")
+        ed = EpisodeDir(path)
+        episodes = [ed] if ed.episode_file.is_file() else RunsDir(path).episodes()
+        if not episodes:
+            raise InputError(str(path), None, "holds no episode (no episode.json in it or below it)")
+        found += [e for e in episodes if e not in found]
+    return found
+
+
+def freeze_episodes(paths: list[Path], out: Path, *, built_at: datetime | None = None) -> FreezeResult:
+    """Freeze the episodes under `paths` into the snapshot directory `out` (rebuilt if it holds a snapshot)."""
+    episodes = find_episodes(paths)
+    _check_out(out)
+    sources, sites, versions, tasks = [], set(), set(), set()
+    for ed in episodes:
+        episode = ed.read_episode()
+        if not ed.warc_file.is_file():
+            logger.warning("{}: no archive, nothing of it is frozen", ed.path)
+            continue
+        task = _task(episode, ed)
+        moves = {}
+        if task is not None and task.site is not None and episode.start_url:
+            moves[origin_of(episode.start_url)] = FROZEN_ORIGIN
+            sites.add(task.site)
+            versions.add(task.data_version)
+        if episode.task_id:
+            tasks.add(episode.task_id)
+        start = move_origin(episode.start_url, moves) if episode.start_url else None
+        sources.append(FreezeSource(ed.warc_file, moves, start))
+    if not sources:
+        raise InputError(" ".join(map(str, paths)), None, "no episode there has an archive to freeze")
+    try:
+        result = freeze(sources, out, name=snapshot_name(out), built_at=built_at or datetime.now(UTC).replace(microsecond=0),
+                        rig_version=__version__, sites=sites, data_version=versions - {""},
+                        info={"episodes": len(sources), "tasks": sorted(tasks)})
+    except ReplayError as exc:
+        raise InputError(str(out), None, str(exc).removeprefix(f"{out}: ")) from None
+    for problem in result.problems:
+        logger.warning(problem)
+    return result
+
+
+def snapshot_name(out: Path) -> str:
+    """The snapshot's name in its manifest: the directory's name as a plain lower-case segment."""
+    name = re.sub(r"[^a-z0-9_-]+", "-", out.resolve().name.lower()).strip("-_")
+    return name or "frozen"
+
+
+def _check_out(out: Path) -> None:
+    """`--out` is new, empty, or a snapshot to rebuild: never a directory holding something else."""
+    if out.exists() and not out.is_dir():
+        raise InputError("--out", None, f"{out} is a file; name a directory for the snapshot")
+    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+        raise InputError("--out", None, f"{out} holds files and no snapshot; name a new or empty directory")
+
+
+def _task(episode: Episode, ed: EpisodeDir) -> Task | None:
+    """The episode's task, when it can still be loaded (a moved task file: the episode counts as any origin's)."""
+    try:
+        found = task_of(episode, ed.path)
+    except InputError as exc:
+        logger.warning("{}: its task cannot be loaded ({}); its origins are frozen as recorded", ed.path, exc)
+        return None
+    return found[0] if found else None
