@@ -18,6 +18,7 @@ from rig.formats.answer_text import ParseFailureRecord
 from rig.formats.audit import Audit
 from rig.formats.episode import Episode
 from rig.formats.grade import Grade
+from rig.formats.imports import ImportReport
 from rig.formats.summary import Summary
 from rig.formats.task import Task
 
@@ -33,6 +34,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "action-script.schema.json": ActionScript.json_schema(by_alias=True),
         "episode.schema.json": Episode.model_json_schema(),
         "grade.schema.json": Grade.model_json_schema(),
+        "import-report.schema.json": ImportReport.model_json_schema(),
         "summary.schema.json": Summary.model_json_schema(),
         "audit.schema.json": Audit.model_json_schema(),
         "site-adapter.schema.json": SiteAdapter.model_json_schema(),

@@ -1,0 +1,92 @@
+"""Writing task files: YAML a person can read and edit, validated by the task loader before it lands, written
+atomically. Importers and `rig tasks annotate` write through here."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rig.errors import TaskError
+from rig.formats.task import Task
+from rig.tasks.loader import load_task
+
+#: What a task id may hold (rig.formats.task.Task.id).
+_ID_CHARS = re.compile(r"[^a-z0-9_.-]+")
+
+
+def task_id_from(source_id: str) -> str:
+    """A dataset's id as a task id: lower-case, each run of other characters than `a-z 0-9 _ . -` one `-`,
+    leading punctuation dropped (`CFPB 002` -> `cfpb-002`); empty when nothing is left."""
+    return _ID_CHARS.sub("-", source_id.strip().lower()).lstrip("_.-").rstrip("-")
+
+
+class _TaskDumper(yaml.SafeDumper):
+    """Block style throughout; text with line breaks as a literal block (`|`), so prompts stay readable."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value and not any(c in value for c in "\t\r") and value == value.rstrip(" ") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_SCALARS = (str, int, float, bool, type(None))
+#: Lists and mappings of plain values up to this many characters are written on one line (`[a, b]`, `{k: v}`).
+_FLOW_WIDTH = 100
+
+
+def _short(values: list[Any]) -> bool:
+    flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
+    return (all(isinstance(x, _SCALARS) and "\n" not in str(x) for x in flat)
+            and sum(len(str(x)) + 2 for x in flat) <= _FLOW_WIDTH)
+
+
+def _list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value,
+                                     flow_style=bool(value) and all(isinstance(v, _SCALARS) for v in value)
+                                     and _short(value))
+
+
+def _dict(dumper: yaml.SafeDumper, value: dict[Any, Any]) -> yaml.MappingNode:
+    node = dumper.represent_mapping("tag:yaml.org,2002:map", value)
+    plain = all(isinstance(v, _SCALARS) or isinstance(v, list) and all(isinstance(x, _SCALARS) for x in v)
+                for v in value.values())
+    one_line = len(value) == 1 and isinstance(next(iter(value.values())), str)  # `- goto: /x` reads better
+    node.flow_style = bool(value) and plain and not one_line and _short([*map(str, value), *value.values()])
+    return node
+
+
+_TaskDumper.add_representer(str, _str)
+_TaskDumper.add_representer(list, _list)
+_TaskDumper.add_representer(dict, _dict)
+
+
+def dump_task(data: dict[str, Any]) -> str:
+    """A task mapping as YAML text, keys in the mapping's order."""
+    return yaml.dump(data, Dumper=_TaskDumper, sort_keys=False, allow_unicode=True, width=120,
+                     default_flow_style=False)
+
+
+def write_task_file(path: Path, data: dict[str, Any]) -> Task:
+    """Validate `data` with the task loader (as the file it becomes), then put it at `path` atomically.
+
+    Raises TaskError naming `path`, the field and the reason; nothing is written then."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".yaml")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(dump_task(data))
+        try:
+            task = load_task(tmp)  # in the same directory: an adapter path resolves as it will
+        except TaskError as exc:
+            raise TaskError(str(path), exc.field, exc.reason) from None
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    task._source = str(path.resolve())
+    return task
