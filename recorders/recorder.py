@@ -40,7 +40,7 @@ from recorders.redact import REDACTED, Redactor
 from recorders.screens import Screencast
 from recorders.steps import StepWriter, Tab
 from recorders.trajectory import TrajectoryWriter
-from recorders.warc import WarcArchive, new_record_id
+from recorders.warc import Resource, WarcArchive, new_record_id
 
 SOFTWARE = "sgr-rig recorders 0.1 (warcio)"
 _CLOSE_TIMEOUT_S = 10.0
@@ -70,6 +70,7 @@ class Recorder:
         ids: Callable[[], str],
     ) -> None:
         self.context, self.out_dir, self.options = context, out_dir, options
+        self._clock = clock
         self.redactor = Redactor(options.redact_params, options.redact_headers)
         out_dir.mkdir(parents=True, exist_ok=True)
         if options.screenshots != "off":
@@ -330,6 +331,15 @@ class Recorder:
         async with self._lock:
             action = Action(type="checkpoint", value=reason, source="agent")
             return await self._writer.write(self._tab_for(None, []), self._take_events(None), lambda _: action)
+
+    def add_resource(self, uri: str, text: str, step: int | None = None,
+                     content_type: str = "text/plain; charset=utf-8") -> str:
+        """Archive a text with no HTTP exchange behind it (a tool call's result) as a WARC `resource` record named
+        `uri` (e.g. `urn:sgr-rig:tool/3/run_sql`) and tied to `step`; redacted like page texts. Its record id."""
+        record_id = self.archive.new_id()
+        data = self.redactor.text(text).encode("utf-8")
+        self.archive.put(Resource(record_id, uri, step, self._clock(), content_type, data))
+        return record_id
 
     async def close(self) -> None:
         """Write a step for pending observed events, archive pending responses, and close every file."""

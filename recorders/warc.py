@@ -3,7 +3,8 @@
 Records: `warcinfo` first; per exchange a `response` and a `request` (its `WARC-Concurrent-To` names the
 response; a response whose body could not be read holds none and says why in `WARC-Rig-Missing`); per step
 a `conversion` record of the page's visible text (`text/plain`) and one of its DOM snapshot (`application/json`),
-both with `WARC-Target-URI` = the page URL and `WARC-Rig-Step` = the step.
+both with `WARC-Target-URI` = the page URL and `WARC-Rig-Step` = the step; and `resource` records a driver adds
+(a tool server's result texts: `WARC-Target-URI` a `urn:`, `WARC-Rig-Capture: tool`, `WARC-Rig-Step` its step).
 Each record is one `write()` call, so a killed process leaves every earlier record intact.
 """
 
@@ -81,6 +82,19 @@ class Capture:
     concurrent_to: str | None = None
 
 
+@dataclass
+class Resource:
+    """A `resource` record a driver adds: content with no HTTP exchange (a tool call's result)."""
+
+    record_id: str
+    uri: str
+    step: int | None
+    date: float
+    content_type: str
+    data: bytes
+    kind: str = "tool"
+
+
 class WarcArchive:
     """Appends records to a gzipped WARC from a background thread; `close()` drains the queue."""
 
@@ -90,7 +104,7 @@ class WarcArchive:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._buf = BytesIO()
         self._writer = WARCWriter(self._buf, gzip=False, warc_version="1.1")  # gzipped here, per record, at level 6
-        self._queue: queue.Queue[Exchange | Capture | None] = queue.Queue()
+        self._queue: queue.Queue[Exchange | Capture | Resource | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="recorders-warc", daemon=True)
         self.errors = 0
         self._write_info(software)
@@ -100,7 +114,7 @@ class WarcArchive:
         """A record id from the archive's id source."""
         return self._ids()
 
-    def put(self, item: Exchange | Capture) -> None:
+    def put(self, item: Exchange | Capture | Resource) -> None:
         """Queue a record (or exchange) for writing; never blocks."""
         self._queue.put(item)
 
@@ -130,8 +144,14 @@ class WarcArchive:
                 self.errors += 1
                 logger.warning("recorders: a WARC record could not be written: {}", type(exc).__name__)
 
-    def _records(self, item: Exchange | Capture) -> list:  # type: ignore[type-arg]
+    def _records(self, item: Exchange | Capture | Resource) -> list:  # type: ignore[type-arg]
         w = self._writer
+        if isinstance(item, Resource):
+            headers = {"WARC-Record-ID": item.record_id, "WARC-Date": warc_date(item.date), CAPTURE_HEADER: item.kind}
+            if item.step is not None:
+                headers[STEP_HEADER] = str(item.step)
+            return [w.create_warc_record(item.uri, "resource", payload=BytesIO(item.data), length=len(item.data),
+                                         warc_content_type=item.content_type, warc_headers_dict=headers)]
         if isinstance(item, Capture):
             headers = {
                 "WARC-Record-ID": item.record_id,

@@ -9,6 +9,7 @@
         answer.json         the agent's answer (rig.formats.answer; written by the runner or `rig submit`)
         submitted_answer.txt, answer_parse_failure.json   what `rig submit` was given, and why it held no table
         prompt.md, operator_answer.md   the prompt shown to an outside driver, and an operator's pasted answer
+        agent_output.log    what a `cli` agent's command wrote on stdout and stderr
         downloads/          files the pages downloaded
         grade.json          the grader's verdict (rig.formats.grade; written by `rig grade`)
         audit.json          an auditor's label (rig.formats.audit; written by `rig view`)
@@ -51,6 +52,7 @@ SUBMITTED_FILE = "submitted_answer.txt"
 PARSE_FAILURE_FILE = "answer_parse_failure.json"
 PROMPT_FILE = "prompt.md"
 OPERATOR_ANSWER_FILE = "operator_answer.md"
+AGENT_LOG_FILE = "agent_output.log"
 ATTEMPTS_DIR = "attempts"
 DOWNLOADS_DIR = "downloads"
 SUMMARY_FILE = "summary.json"
@@ -175,6 +177,11 @@ class EpisodeDir:
     def operator_answer_file(self) -> Path:
         """`operator_answer.md`: a product's answer as the operator pasted or gave it."""
         return self.path / OPERATOR_ANSWER_FILE
+
+    @property
+    def agent_log_file(self) -> Path:
+        """`agent_output.log`: a `cli` agent's command's stdout and stderr."""
+        return self.path / AGENT_LOG_FILE
 
     @property
     def submitted_file(self) -> Path:

@@ -7,10 +7,11 @@ from pathlib import Path
 from rig.agents.base import Agent
 from rig.errors import InputError
 
-AGENT_KINDS = ("reference", "scripted:FILE", "perturbed:KIND", "browser-use", "cdp", "operator")
+AGENT_KINDS = ("reference", "scripted:FILE", "perturbed:KIND", "browser-use", "cdp", "operator", "mcp", "cli")
 
 
-def make_agent(name: str, *, model: str | None = None, answer_file: Path | None = None) -> Agent:
+def make_agent(name: str, *, model: str | None = None, answer_file: Path | None = None,
+               command: str | None = None) -> Agent:
     """The agent called `name`; raises InputError for unknown names or missing options."""
     kind, _, arg = name.partition(":")
     if kind == "reference" and not arg:
@@ -37,4 +38,12 @@ def make_agent(name: str, *, model: str | None = None, answer_file: Path | None 
         from rig.agents.external import OperatorAgent
 
         return OperatorAgent(answer_file)
+    if kind == "mcp" and not arg:
+        from rig.agents.mcp_agent import McpAgent
+
+        return McpAgent()
+    if kind == "cli" and not arg:
+        from rig.agents.cli_agent import CliAgent
+
+        return CliAgent(command)
     raise InputError("--agent", None, f"unknown agent {name!r}; expected one of {', '.join(AGENT_KINDS)}")

@@ -40,10 +40,13 @@ class EpisodeSpec:
 
 
 def agent_identity(agent: Agent) -> str:
-    """What tells this agent from others of the same name in a runs directory: the model it drives, and a script's
-    content digest (two scripts called `x.yaml` are two agents; an edited script is a new one)."""
+    """What tells this agent from others of the same name in a runs directory: the model it drives, a script's
+    content digest (two scripts called `x.yaml` are two agents; an edited script is a new one), a command's digest."""
     parts = [agent.model] if agent.model else []
     path = getattr(agent, "path", None)
     if path is not None:
         parts.append(hashlib.sha256(read_limited(path, "the script")).hexdigest()[:10])
+    command = getattr(agent, "command", None)
+    if isinstance(command, str):  # a `cli` agent: two commands are two agents
+        parts.append(hashlib.sha256(command.encode("utf-8")).hexdigest()[:10])
     return "-".join(parts)

@@ -1,0 +1,96 @@
+"""A scripted MCP client, run as its own process: the `mcp` SDK's own client calls the rig's tool server.
+
+    python tests/mcp_client_script.py CALLS.json [--url URL] [--out RESULTS.json]
+
+The URL defaults to `$RIG_MCP_URL` (as `rig run --agent cli` sets it). CALLS.json is a list of calls, each
+`{"tool": NAME, "args": {...}}`, run one after the other, as a model would, from what the earlier results showed:
+
+- an argument `{"ref_of": TEXT}` is the element ref (`e12`) of the line holding TEXT in the latest
+  result that had refs (a `browser_snapshot`, or any browser tool: they all return one);
+- `{"save": NAME, "regex": RE}` on a call keeps the first group RE matches in its result as NAME, and a string
+  argument may use `{NAME}` (the text of `$RIG_PROMPT_FILE` is `{prompt}`);
+- `{"stop": "hang"}` sleeps until killed (a client that never finishes); `{"stop": "exit", "code": N}` exits;
+- `{"spawn": FILE}` starts a child process that sleeps forever, and writes its pid to FILE (the rig must stop
+  the whole process group).
+
+Each result (`tool`, `is_error`, `text`) is appended to RESULTS.json (rewritten after every call).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcp.client import Client
+
+_REF = re.compile(r"\[ref=([^\]]+)\]")
+
+
+def ref_of(text: str, snapshot: str) -> str:
+    """The ref on the first snapshot line containing `text`."""
+    for line in snapshot.splitlines():
+        if text in line and (m := _REF.search(line)):
+            return m.group(1)
+    raise SystemExit(f"no element {text!r} with a ref in the latest snapshot:\n{snapshot}")
+
+
+def resolve(value: Any, snapshot: str, saved: dict[str, str]) -> Any:
+    """An argument with its `ref_of` and `{NAME}` placeholders filled in."""
+    if isinstance(value, dict) and set(value) == {"ref_of"}:
+        return ref_of(value["ref_of"], snapshot)
+    if isinstance(value, dict):
+        return {k: resolve(v, snapshot, saved) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve(v, snapshot, saved) for v in value]
+    if isinstance(value, str):
+        return re.sub(r"\{(\w+)\}", lambda m: saved.get(m.group(1), m.group(0)), value)
+    return value
+
+
+async def main(calls: list[dict[str, Any]], url: str, out: Path | None) -> None:
+    saved: dict[str, str] = {}
+    if os.environ.get("RIG_PROMPT_FILE"):
+        saved["prompt"] = Path(os.environ["RIG_PROMPT_FILE"]).read_text(encoding="utf-8")
+    results: list[dict[str, Any]] = []
+    snapshot = ""
+    async with Client(url) as client:
+        for call in calls:
+            if "spawn" in call:
+                child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(1)"])
+                Path(call["spawn"]).write_text(str(child.pid))
+                continue
+            if call.get("stop") == "hang":
+                await asyncio.Event().wait()
+            if call.get("stop") == "exit":
+                raise SystemExit(call.get("code", 0))
+            args = resolve(call.get("args", {}), snapshot, saved)
+            result = await client.call_tool(call["tool"], args)
+            text = "\n".join(getattr(c, "text", "") for c in result.content)
+            if "[ref=" in text:
+                snapshot = text
+            if "save" in call:
+                m = re.search(call["regex"], text, re.MULTILINE)
+                if m is None:
+                    raise SystemExit(f"{call['tool']}: {call['regex']!r} not found in:\n{text}")
+                saved[call["save"]] = m.group(1)
+            results.append({"tool": call["tool"], "args": args, "is_error": bool(result.is_error), "text": text})
+            if out is not None:
+                out.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("calls", type=Path)
+    parser.add_argument("--url", default=os.environ.get("RIG_MCP_URL"))
+    parser.add_argument("--out", type=Path)
+    ns = parser.parse_args()
+    if not ns.url:
+        raise SystemExit("no MCP URL: pass --url or set RIG_MCP_URL")
+    asyncio.run(main(json.loads(ns.calls.read_text()), ns.url, ns.out))
