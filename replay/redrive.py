@@ -57,10 +57,11 @@ def _base_url(page: Page, step: RecordedStep) -> str:
     return page.url if step.action.get("type") == "goto" and page.url.startswith("http") else step.url
 
 
-async def redrive(steps: list[RecordedStep], context: BrowserContext, session: ReplaySession, capture: StepCapture,
+async def redrive(steps: list[RecordedStep], context: BrowserContext, session: ReplaySession | None, capture: StepCapture,
                   *, archive_texts: dict[int, str], timeout_s: float = 10.0, rechecks: int = RECHECKS,
                   ignore: frozenset[str] = VOLATILE_KEYS) -> ReplayReport:
-    """Perform every recorded step's action again in `context` (answered by `session`) and compare the captures.
+    """Perform every recorded step's action again in `context` (answered by `session`, or by the network when it is
+    None: `rig drift`) and compare the captures.
 
     `archive_texts` is the archive's text digest per step (`ArchiveIndex.step_text`). A differing step is
     captured again up to `rechecks` times (100 ms apart) before it counts as a mismatch.
@@ -68,7 +69,8 @@ async def redrive(steps: list[RecordedStep], context: BrowserContext, session: R
     report = ReplayReport(steps=len(steps))
     pages: list[Page] = []
     for step in steps:
-        session.tag = step.step
+        if session is not None:
+            session.tag = step.step
         while len(pages) <= step.tab:
             pages.append(await context.new_page())
         page = pages[step.tab]
@@ -99,5 +101,5 @@ async def redrive(steps: list[RecordedStep], context: BrowserContext, session: R
             report.mismatches.append(Mismatch(step=step.step, diff=diff))
         else:
             report.matched += 1
-    report.misses = [MissRecord(**m.to_json()) for m in session.misses]  # type: ignore[typeddict-item]
+    report.misses = [MissRecord(**m.to_json()) for m in session.misses] if session else []  # type: ignore[typeddict-item]
     return report

@@ -311,6 +311,72 @@ def view(
         _fail(exc)
 
 
+@app.command()
+def freeze(
+    paths: list[Path] = typer.Argument(..., help="runs directories or episode directories"),
+    out_dir: Path = typer.Option(..., "--out", help="the snapshot directory to write (new, empty, or a snapshot)"),
+) -> None:
+    """Freeze what episodes archived into a site snapshot of any origin (serve it with `rig run --frozen`)."""
+    from rig.freeze_cmd import freeze_episodes
+
+    try:
+        result = freeze_episodes(paths, out_dir)
+    except RigError as exc:
+        _fail(exc)
+    m = result.manifest
+    out.print(f"{out_dir}: {m.exchanges} answers from {m.sources.get('episodes', 0)} episodes, {m.bytes / 1e6:.2f} MB "
+              f"({', '.join(m.origins)})", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def drift(
+    paths: list[Path] = typer.Argument(..., help="a runs directory, an episode directory or a snapshot directory"),
+    resolve: Optional[list[str]] = typer.Option(None, "--resolve", help="HOST=ADDR:PORT: requests for HOST go there "
+                                                                        "(repeatable)"),
+    ignore_https_errors: bool = typer.Option(False, "--ignore-https-errors", help="accept self-signed certificates"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON on stdout"),
+    headed: bool = typer.Option(False, "--headed", help="show the browser (needs a display)"),
+) -> None:
+    """Re-check episodes (re-driven live) or a snapshot (every request re-sent) against the live origin.
+
+    Exit 0 when nothing changed, 1 when something changed or is gone, 2 on bad input.
+    """
+    from rig.browser import parse_resolve
+    from rig.drift import DriftOptions, format_drift
+    from rig.drift import drift as check_drift
+
+    try:
+        options = DriftOptions(resolve=parse_resolve(resolve or []), ignore_https_errors=ignore_https_errors,
+                               headless=not headed)
+        report = check_drift(paths, options)
+    except InputError as exc:
+        _fail(exc, 2)
+    except RigError as exc:
+        _fail(exc, 3)
+    if as_json:
+        sys.stdout.write(report.model_dump_json() + "\n")
+    else:
+        out.print(format_drift(report), highlight=False, soft_wrap=True)
+    if report.drifted:
+        raise typer.Exit(1)
+
+
+@app.command()
+def export(
+    path: Path = typer.Argument(..., help="an episode directory, a runs directory or a snapshot directory"),
+    wacz: Path = typer.Option(..., "--wacz", help="the WACZ file to write (OUT.wacz)"),
+) -> None:
+    """Export episodes or snapshots as a WACZ (with each step's text) that replayweb.page opens."""
+    from rig.export import export_wacz
+
+    try:
+        result = export_wacz(path, wacz)
+    except RigError as exc:
+        _fail(exc)
+    out.print(f"{result.wacz}: {len(result.warcs)} archives, {result.pages} pages (validated)", highlight=False,
+              soft_wrap=True)
+
+
 @sites_app.command("serve")
 def sites_serve(port: int = typer.Option(8765, help="port on 127.0.0.1")) -> None:
     """Serve the bundled replica sites on 127.0.0.1 until interrupted."""

@@ -16,6 +16,7 @@ from rig.formats.actions import ActionScript
 from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailureRecord
 from rig.formats.audit import Audit
+from rig.formats.drift import DriftReport
 from rig.formats.episode import Episode
 from rig.formats.grade import Grade
 from rig.formats.imports import ImportReport
@@ -41,6 +42,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "trajectory-step.schema.json": TypeAdapter(Step).json_schema(),
         "snapshot-manifest.schema.json": TypeAdapter(Manifest).json_schema(),
         "replay-report.schema.json": TypeAdapter(ReplayReport).json_schema(),
+        "drift-report.schema.json": DriftReport.model_json_schema(),
     }
     for name, schema in out.items():
         schema.setdefault("$schema", "https://json-schema.org/draft/2020-12/schema")
