@@ -18,6 +18,9 @@ _FIELD_MSG = re.compile(r"^([\w.\[\]]+): (.*)$", re.S)
 #: A site name is one plain path segment (it names a directory of snapshots and the site's URL prefix).
 SITE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 BUNDLED_DIR = Path(__file__).parent / "sgr_mini"
+#: The bundled tool-server tasks (SGR-tools): discovery tasks and hybrid web+SQL tasks, for the `mcp` and `cli`
+#: agents. They are not part of SGR-mini: `bundled_task_paths()` and `rig run --task all` leave them out.
+TOOLS_DIR = Path(__file__).parent / "sgr_tools"
 #: A task file is text a person writes: far below this.
 MAX_TASK_BYTES = 8 * 1024 * 1024
 
@@ -69,13 +72,28 @@ def bundled_tasks() -> list[Task]:
     return [load_task(p) for p in bundled_task_paths()]
 
 
+def tool_task_paths() -> list[Path]:
+    """Paths of the bundled SGR-tools task files (discovery and hybrid tasks), sorted by name."""
+    return sorted(TOOLS_DIR.glob("*.yaml"))
+
+
+def tool_tasks() -> list[Task]:
+    """All bundled SGR-tools tasks (discovery and hybrid tasks)."""
+    return [load_task(p) for p in tool_task_paths()]
+
+
+def all_bundled_task_paths() -> list[Path]:
+    """Every bundled task file: SGR-mini, then SGR-tools."""
+    return bundled_task_paths() + tool_task_paths()
+
+
 def resolve_task(ref: str) -> Task:
     """A task by bundled id or by file path."""
     if ref.endswith((".yaml", ".yml")):
         return load_task(ref)
     if "/" in ref or "\\" in ref or ref.startswith("."):
         raise InputError(ref, None, "task ids cannot contain path separators; pass a file path to a .yaml task")
-    for path in bundled_task_paths():
+    for path in all_bundled_task_paths():
         if path.stem == ref:
             return load_task(path)
     raise InputError(ref, None, "no bundled task with this id (see `rig tasks list`)")
@@ -90,7 +108,7 @@ def task_of(episode: Episode, episode_dir: Path) -> tuple[Task, Path] | None:
         return load_task(p), p
     if episode.task_id is None:
         return None
-    for p in bundled_task_paths():
+    for p in all_bundled_task_paths():
         if p.stem == episode.task_id:
             return load_task(p), p
     return None
