@@ -5,6 +5,7 @@ Cross-field checks raise ``ValueError("<field>: <reason>")``; the loader reports
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import (
@@ -151,6 +152,27 @@ class RecordsSpec(_Model):
         return [f for f in self.facts if f == "answer" or f in axes] if self.facts is not None else [*axes, "answer"]
 
 
+#: The tool server's tool names (HybridDeepResearch's contract); browser tools are named `browser_*` as Playwright's
+#: MCP server names them.
+TOOL_NAMES = ("web_search", "web_fetch", "pdf_read", "run_sql", "get_all_external_knowledge_names",
+              "get_knowledge_definition", "get_all_knowledge_definitions", "final_answer")
+
+
+class ToolCall(_Model):
+    """One call of a tool-call script (a reference solution for the tool server): the tool and its arguments."""
+
+    tool: str = Field(description="a tool name (`web_search`, `run_sql`, ..., or a `browser_*` tool)")
+    args: dict[str, Any] = Field(default_factory=dict, description="the call's arguments; a URL starting with `/` "
+                                                                   "is on the sites server")
+
+    @field_validator("tool")
+    @classmethod
+    def _known_tool(cls, v: str) -> str:
+        if v not in TOOL_NAMES and not re.fullmatch(r"browser_[a-z_]+", v):
+            raise ValueError(f"unknown tool {v!r}; tools are {', '.join(TOOL_NAMES)} and browser_* tools")
+        return v
+
+
 class Task(_Model):
     """One SGR task: prompts, output schema, gold answer, gold retrieval states and a reference solution."""
 
@@ -191,6 +213,9 @@ class Task(_Model):
     hybrid_type: HybridType | None = Field(default=None, description="a hybrid web+SQL task's type (HybridDeepResearch)")
     db: str | None = Field(default=None, description="the database a hybrid task's `run_sql` opens (a bundled name)")
     gold_sql: str | None = Field(default=None, description="the SQL whose result is a `search_to_sql` task's answer")
+    reference_tools: list[ToolCall] = Field(default_factory=list,
+                                            description="a tool-call script solving the task through the tool server "
+                                                        "(`mcp` agent), ending in `final_answer` (empty: none is known)")
     meta: dict[str, Any] = Field(default_factory=dict, description="fields kept verbatim from an imported dataset")
 
     @field_validator("reference_solution")
@@ -218,6 +243,7 @@ class Task(_Model):
             if len(row) != width:
                 raise ValueError(f"gold.rows[{i}]: has {len(row)} cells, the output schema has {width} columns")
         self._check_start()
+        self._check_tools()
         for kind, edits in self.perturbations.items():
             for j, edit in enumerate(edits):
                 if edit.at >= len(self.reference_solution):
@@ -228,6 +254,15 @@ class Task(_Model):
             if ev.state not in names:
                 raise ValueError(f"evidence[{i}].state: names state {ev.state!r}, not one of gold_states {sorted(names)}")
         return self
+
+    def _check_tools(self) -> None:
+        if self.hybrid_type is not None and not self.db:
+            raise ValueError("db: a hybrid task names the database its `run_sql` opens")
+        if self.hybrid_type == "search_to_sql" and not self.gold_sql:
+            raise ValueError("gold_sql: a search_to_sql task is graded by execution match and needs its gold SQL")
+        if self.reference_tools and self.reference_tools[-1].tool != "final_answer":
+            raise ValueError(f"reference_tools[{len(self.reference_tools) - 1}]: a tool-call script ends with "
+                             "`final_answer`")
 
     def _check_start(self) -> None:
         if self.start_url is not None:
