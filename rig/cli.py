@@ -391,27 +391,31 @@ def sites_serve(port: int = typer.Option(8765, help="port on 127.0.0.1")) -> Non
 
 @tasks_app.command("list")
 def tasks_list(as_json: bool = typer.Option(False, "--json", help="print JSON on stdout")) -> None:
-    """List the bundled tasks."""
-    from rig.tasks import bundled_tasks
+    """List the bundled tasks: SGR-mini, then SGR-tools (discovery and hybrid tasks for the tool server)."""
+    from rig.tasks import bundled_tasks, tool_tasks
 
     try:
-        tasks = bundled_tasks()
+        suites = [("sgr-mini", t) for t in bundled_tasks()] + [("sgr-tools", t) for t in tool_tasks()]
     except RigError as exc:
         _fail(exc)
+    tasks = [t for _, t in suites]
     if as_json:
-        rows = [{"id": t.id, "site": t.site, "family": t.family, "columns": t.output.columns if t.output else None,
+        rows = [{"id": t.id, "site": t.site, "family": t.family, "suite": suite,
+                 "columns": t.output.columns if t.output else None,
                  "gold_rows": len(t.gold.rows) if t.gold else None,
                  "records": len(t.records.gold or []) if t.records else None,
-                 "gold_states": [s.name for s in t.gold_states]} for t in tasks]
+                 "gold_states": [s.name for s in t.gold_states], "start_hidden": t.start_hidden,
+                 "hybrid_type": t.hybrid_type, "db": t.db} for suite, t in suites]
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     table = Table(title=f"{len(tasks)} bundled tasks ({2 * len(tasks)} with both prompt variants)")
-    for col in ("id", "site", "family", "rows", "records", "gold states"):
+    for col in ("id", "site", "family", "rows", "records", "gold states", "hybrid (db)"):
         table.add_column(col)
     for t in tasks:
         rows = str(len(t.gold.rows)) if t.gold else "-"
         records = str(len(t.records.gold or [])) if t.records else "-"
-        table.add_row(t.id, t.site, t.family, rows, records, " -> ".join(s.name for s in t.gold_states))
+        hybrid = f"{t.hybrid_type} ({t.db})" if t.hybrid_type else "discovery" if t.start_hidden else "-"
+        table.add_row(t.id, t.site or "-", t.family, rows, records, " -> ".join(s.name for s in t.gold_states), hybrid)
     out.print(table)
 
 
