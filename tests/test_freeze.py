@@ -1,0 +1,179 @@
+"""`rig freeze`: live episodes (the offline web of tests/liveweb.py) and bundled-site episodes frozen into a site
+snapshot; `rig run --frozen` then serves them with no network at all (the origins answer only poison and get no
+request), grades the same, and counts a request the snapshot lacks as a visible 404 in episode.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from server import TestServer
+from typer.testing import CliRunner
+
+from replay import FROZEN_ORIGIN, open_snapshot
+from rig.cli import app
+from rig.episode_dir import EpisodeDir, RunsDir
+
+TASK_ID = "portal-datasets"
+
+
+def rig(*args: str) -> tuple[int, str]:
+    """Run the `rig` command in-process: its exit status and its output (stdout and stderr)."""
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    return res.exit_code, res.output
+
+
+def portal_task(liveweb, directory: Path) -> Path:
+    """A task on the portal (not a bundled site): the datasets from 2020 on, by their reference solution."""
+    rows = [[r[0], r[1], r[4]] for r in liveweb.data.matching(kind="dataset", year_from=2020)]
+    task = {
+        "id": TASK_ID, "family": "environmental surveys", "start_url": liveweb.portal.url("/search"),
+        "origins": [liveweb.PORTAL],
+        "prompts": {"constraint": "Search the portal for datasets from 2020 on; list ID, Title and Year.",
+                    "goal": "Which of the portal's datasets are from 2020 or later?"},
+        "output": {"columns": ["ID", "Title", "Year"], "key": ["ID"], "order": "ID ascending"},
+        "gold": {"rows": rows},
+        "reference_solution": [
+            {"select": {"selector": "#kind", "value": "dataset"}},
+            {"fill": {"selector": "#year_from", "value": "2020"}},
+            {"click": 'role=button[name="Search"]'},
+            {"wait_for": "table#results tbody tr"},
+            {"extract_table": {"selector": "table#results", "as": "results"}},
+            {"answer": {"from": "results", "columns": {"ID": "ID ▲", "Title": "Title", "Year": "Year"}}},
+        ],
+    }
+    path = directory / f"{TASK_ID}.yaml"
+    path.write_text(yaml.safe_dump(task, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def only_episode(runs: Path) -> EpisodeDir:
+    episodes = RunsDir(runs).episodes()
+    assert len(episodes) == 1, episodes
+    return episodes[0]
+
+
+@pytest.fixture(scope="module")
+def live_run(liveweb, tmp_path_factory):
+    """One live episode of the portal task (reference agent), graded, and the snapshot frozen from it."""
+    root = tmp_path_factory.mktemp("freeze")
+    task = portal_task(liveweb, root)
+    runs, snap = root / "live-runs", root / "snap"
+    code, out = rig("run", "--task", task, "--agent", "reference", "--variant", "constraint", "--live",
+                    *liveweb.resolve_args(), "--ignore-https-errors", "--out", runs)
+    assert code == 0, out
+    assert only_episode(runs).read_episode().status == "ok"
+    code, out = rig("grade", runs)
+    assert code == 0, out
+    code, out = rig("freeze", runs, "--out", snap)
+    assert code == 0, out
+    return task, runs, snap
+
+
+def test_a_frozen_live_run_reaches_no_origin_and_grades_the_same(liveweb, live_run, tmp_path):
+    task, live_runs, snap = live_run
+    manifest = json.loads((snap / "manifest.json").read_text())
+    assert manifest["origins"] == [liveweb.portal.origin]
+    assert manifest["start_urls"] == [liveweb.portal.url("/search")]
+    assert manifest["rules"]["ignore_origin"] is False and manifest["sources"]["tasks"] == [TASK_ID]
+
+    before = {name: h.hits for name, h in liveweb.hosts.items()}  # the live run of the fixture's set-up
+    for host in liveweb.hosts.values():
+        host.poison()  # a request reaching any origin would get 500 "poison" and be counted
+    frozen_runs = tmp_path / "frozen-runs"
+    code, out = rig("run", "--task", task, "--agent", "reference", "--variant", "constraint", "--frozen", snap,
+                    *liveweb.resolve_args(), "--ignore-https-errors", "--out", frozen_runs)  # --resolve must not matter
+    assert code == 0, out
+    assert {name: h.hits for name, h in liveweb.hosts.items()} == before
+    ep = only_episode(frozen_runs)
+    episode = ep.read_episode()
+    assert episode.status == "ok" and episode.frozen == "snap" and episode.replay_misses == 0
+
+    code, out = rig("grade", frozen_runs)
+    assert code == 0, out
+    live_grade, frozen_grade = only_episode(live_runs).read_grade(), ep.read_grade()
+    assert live_grade.scores is not None and frozen_grade.scores is not None
+    assert live_grade.scores.row_f1 == frozen_grade.scores.row_f1 == 1.0
+    assert (live_grade.scores.item_f1, live_grade.passed) == (frozen_grade.scores.item_f1, frozen_grade.passed)
+    assert only_episode(live_runs).read_answer().rows == ep.read_answer().rows
+
+
+def test_a_request_the_snapshot_lacks_is_a_404_counted_in_episode_json(liveweb, live_run, tmp_path):
+    task, _, snap = live_run
+    script = tmp_path / "wander.yaml"
+    script.write_text(yaml.safe_dump([{"goto": liveweb.portal.url("/record/7")}]), encoding="utf-8")
+    runs, before = tmp_path / "runs", liveweb.portal.hits
+    code, out = rig("run", "--task", task, "--agent", f"scripted:{script}", "--variant", "constraint", "--frozen", snap,
+                    "--out", runs)
+    assert code == 0, out
+    ep = only_episode(runs)
+    episode = ep.read_episode()
+    assert episode.replay_misses == 1, episode
+    last = ep.steps()[-1]
+    assert last.url == liveweb.portal.url("/record/7")
+    assert "not in the archive" in ep.archive().texts[last.snapshot.warc_record_id]
+    assert liveweb.portal.hits == before
+
+
+def test_frozen_refuses_a_task_whose_start_page_the_snapshot_lacks(liveweb, live_run, tmp_path):
+    task, _, snap = live_run
+    other = yaml.safe_load(task.read_text())
+    other.update(id="elsewhere", start_url=liveweb.archive.url("/doc/1"))
+    path = tmp_path / "elsewhere.yaml"
+    path.write_text(yaml.safe_dump(other), encoding="utf-8")
+    code, out = rig("run", "--task", path, "--agent", "reference", "--frozen", snap, "--out", tmp_path / "runs")
+    assert code == 1
+    assert "does not hold https://archive.example.net/doc/1" in out and "rig freeze" in out
+    assert not (tmp_path / "runs").exists() or not RunsDir(tmp_path / "runs").episodes()
+
+
+def test_freeze_refuses_bad_input_naming_it(tmp_path):
+    code, out = rig("freeze", tmp_path / "nowhere", "--out", tmp_path / "snap")
+    assert code == 1 and "nowhere: no such runs or episode directory" in out
+    (tmp_path / "empty").mkdir()
+    code, out = rig("freeze", tmp_path / "empty", "--out", tmp_path / "snap")
+    assert code == 1 and "holds no episode" in out
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    code, out = rig("freeze", tmp_path / "empty", "--out", busy)
+    assert code == 1
+    assert (busy / "notes.txt").read_text() == "mine"
+
+
+@pytest.fixture
+def frozen_origin_trap():
+    """A server where frozen runs put the bundled sites: it must receive nothing (None when the port is taken)."""
+    try:
+        trap = TestServer(port=urlsplit(FROZEN_ORIGIN).port, fallback=lambda ex: ex.send(500)).start()
+    except OSError:
+        yield None
+        return
+    try:
+        yield trap
+    finally:
+        trap.stop()
+
+
+def test_bundled_site_episodes_freeze_onto_the_frozen_origin(sites_url, frozen_origin_trap, tmp_path):
+    live_runs, snap, frozen_runs = tmp_path / "runs", tmp_path / "snap", tmp_path / "frozen"
+    common = ("--task", "stats-01", "--agent", "reference", "--variant", "constraint")
+    code, out = rig("run", *common, "--sites-url", sites_url, "--out", live_runs)
+    assert code == 0, out
+    code, out = rig("freeze", live_runs, "--out", snap)
+    assert code == 0, out
+    frozen = open_snapshot(snap)
+    assert frozen.manifests[0].sites == ["stats"] and frozen.manifests[0].origins == [FROZEN_ORIGIN]
+    assert all(x.url.startswith(FROZEN_ORIGIN + "/stats/") for x in frozen.index.all())
+
+    code, out = rig("run", *common, "--frozen", snap, "--out", frozen_runs)
+    assert code == 0, out
+    episode = only_episode(frozen_runs).read_episode()
+    assert episode.status == "ok" and episode.replay_misses == 0
+    assert only_episode(frozen_runs).read_answer().rows == only_episode(live_runs).read_answer().rows
+    assert frozen_origin_trap is None or frozen_origin_trap.requests == []
+    code, out = rig("run", "--task", "flights-01", "--agent", "reference", "--frozen", snap, "--out", frozen_runs)
+    assert code == 1 and "holds stats, not flights" in out
