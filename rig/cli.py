@@ -19,6 +19,7 @@ from rich.progress import (
 from rich.table import Table
 
 from rig.errors import InputError, RigError
+from rig.formats.imports import ImportReport
 from rig.log import setup_logging
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Drive, record, grade and replay web research agents.")
@@ -435,6 +436,98 @@ def tasks_validate(paths: list[Path] = typer.Argument(..., help="task files")) -
         out.print(f"[green]valid[/green] {path} ({task.id})", highlight=False, soft_wrap=True)
     if bad:
         raise typer.Exit(1)
+
+
+tasks_import_app = typer.Typer(no_args_is_help=True, help="Task files from a published benchmark's records.")
+tasks_app.add_typer(tasks_import_app, name="import")
+
+
+def _imported(report: ImportReport, as_json: bool) -> None:
+    """Print an import's report; exit 1 when a record could not be imported."""
+    if as_json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    else:
+        for t in report.imported:
+            rows = "" if t.rows is None else f" ({t.rows} gold rows)"
+            out.print(f"[green]imported[/green] {', '.join(t.source_ids)} -> {t.file}{rows}", highlight=False,
+                      soft_wrap=True)
+        for s in report.skipped:
+            out.print(f"[yellow]kept[/yellow] {s.file} (exists; --force overwrites)", highlight=False, soft_wrap=True)
+        for p in report.failed:
+            where = f"{p.file}:{p.line}" if p.line else p.file
+            what = ": ".join(x for x in (p.task_id and f"task {p.task_id}", p.field) if x)
+            err.print(f"[red]not imported[/red] {where}{f' ({what})' if what else ''}: {p.reason}", highlight=False,
+                      soft_wrap=True)
+        out.print(f"{len(report.imported)} imported, {len(report.skipped)} kept, {len(report.failed)} not imported "
+                  f"into {report.out}", highlight=False, soft_wrap=True)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+@tasks_import_app.command("sgr-bench")
+def tasks_import_sgr_bench(
+    constraint: Path = typer.Argument(..., help="the constraint-guided records (JSONL)"),
+    goal: Path = typer.Argument(..., help="the goal-oriented records (JSONL; ids are the constraint ids plus -g)"),
+    out_dir: Path = typer.Option(..., "--out", help="directory for the task files"),
+    force: bool = typer.Option(False, "--force", help="overwrite task files that exist"),
+    as_json: bool = typer.Option(False, "--json", help="print the import report as JSON on stdout"),
+) -> None:
+    """One task file per SGR-Bench constraint/goal pair; exit 1 when a record could not be imported, 2 when a
+    file could not be read."""
+    from rig.tasks.import_sgr import import_sgr_bench
+
+    try:
+        report = import_sgr_bench(constraint, goal, out_dir, force=force)
+    except RigError as exc:
+        _fail(exc, 2)
+    _imported(report, as_json)
+
+
+@tasks_import_app.command("hybrid-deep-research")
+def tasks_import_hybrid_deep_research(
+    records: Path = typer.Argument(..., help="HybridDeepResearch's records (JSONL)"),
+    out_dir: Path = typer.Option(..., "--out", help="directory for the task files"),
+    force: bool = typer.Option(False, "--force", help="overwrite task files that exist"),
+    as_json: bool = typer.Option(False, "--json", help="print the import report as JSON on stdout"),
+) -> None:
+    """One task file per HybridDeepResearch record; exit 1 when a record could not be imported, 2 when the file
+    could not be read."""
+    from rig.tasks.import_hdr import import_hybrid_deep_research
+
+    try:
+        report = import_hybrid_deep_research(records, out_dir, force=force)
+    except RigError as exc:
+        _fail(exc, 2)
+    _imported(report, as_json)
+
+
+@tasks_app.command("annotate")
+def tasks_annotate(
+    task_file: Path = typer.Argument(..., help="the task file to write gold states into"),
+    from_episode: Path = typer.Option(..., "--from-episode", help="a recorded episode directory (the demonstration)"),
+    state: list[str] = typer.Option(..., "--state", help="NAME=STEP: a gold state read from that step (repeatable)"),
+    keys: str | None = typer.Option(None, "--keys", help="state keys to constrain, comma-separated, globs allowed "
+                                                            "(default: the step's dim.* keys)"),
+    keep_solution: bool = typer.Option(False, "--keep-solution", help="leave the task's reference solution alone"),
+) -> None:
+    """Gold states by demonstration: write recorded steps' states as gold states (with evidence requirements) and
+    the episode's actions as the reference solution; the rest of the task file is kept (comments are not)."""
+    from rig.tasks.annotate import annotate_task, parse_state
+
+    try:
+        specs = [parse_state(s) for s in state]
+        names = [k.strip() for k in keys.split(",") if k.strip()] if keys else None
+        done = annotate_task(task_file, from_episode, specs, names, keep_solution=keep_solution)
+    except RigError as exc:
+        _fail(exc)
+    for name, step, n in done.states:
+        out.print(f"gold state {name}: step {step}, {n} constraints (tag scope: edit tags and dependencies)",
+                  highlight=False, soft_wrap=True)
+    if done.solution_actions is not None:
+        out.print(f"reference solution: {done.solution_actions} actions", highlight=False, soft_wrap=True)
+    for note in done.notes:
+        err.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)
+    out.print(f"annotated {task_file} ({done.task.id})", highlight=False, soft_wrap=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

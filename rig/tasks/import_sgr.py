@@ -26,10 +26,13 @@ GOAL_SUFFIX = "-g"
 MAPPED = ("task_id", "domain", "instruction", "start_url", "output_format", "oracle_output_cardinality",
           "oracle_answer", "metadata", "rubric", "all_involved_urls")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
-_COLUMNS_LIST = re.compile(r"\bcolumns?\s*(?:\([^)]*\))?\s*:\s*(.+?)(?:\.\s+(?=[A-Z(])|\.?\s*$|\n)", re.IGNORECASE | re.DOTALL)
+_COLUMNS_LIST = re.compile(r"\bcolumns?\s*(?:\([^)]*\))?\s*:\s*(.+?)(?:\.\s+(?=[A-Z(])|\.?\s*$|\n)",
+                           re.IGNORECASE | re.DOTALL)
 _LEAD_VERB = re.compile(r"^(?:return|output|give|list|answer|provide|report|format)\b[\s:]*", re.IGNORECASE)
-_ORDER = (re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?|rank(?:ed)?|arranged)\s+(?:by|in|from|on)\b[^.;\n,]*", re.IGNORECASE),
-          re.compile(r"[^.;\n,]*\b(?:ascending|descending|alphabetical(?:ly)?|chronological(?:ly)?)\b[^.;\n,]*", re.IGNORECASE))
+_ORDER = (re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?|rank(?:ed)?|arranged)\s+(?:by|in|from|on)\b[^.;\n,]*",
+                     re.IGNORECASE),
+          re.compile(r"\b(?:in\s+)?(?:ascending|descending|alphabetical(?:ly)?|chronological(?:ly)?)\b[^.;\n,]*",
+                     re.IGNORECASE))
 _NONE = "NONE"
 
 

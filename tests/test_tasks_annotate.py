@@ -1,0 +1,144 @@
+"""`rig tasks annotate`: a demonstration recorded on a bundled site becomes a task's gold states, evidence
+requirements and reference solution; the annotated task then grades its own reference run at 100 %."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from rig.cli import app
+from rig.episode_dir import EpisodeDir
+from rig.formats.grade import Grade
+from rig.tasks import load_task
+from rig.tasks.loader import BUNDLED_DIR
+
+#: The unannotated task: flights-03 without its gold states, evidence, dependency, solution and perturbations.
+ANNOTATED_FIELDS = ("gold_states", "evidence", "dependency", "reference_solution", "perturbations")
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    res = CliRunner().invoke(app, list(args))
+    return res.exit_code, res.stdout, res.stderr
+
+
+@pytest.fixture(scope="module")
+def demo(sites_url, tmp_path_factory):
+    """A demonstration recorded with `rig run --agent scripted:FILE` (flights-03's own steps, literal values), and
+    the unannotated task file it is for."""
+    root = tmp_path_factory.mktemp("annotate")
+    bundled = yaml.safe_load((BUNDLED_DIR / "flights-03.yaml").read_text(encoding="utf-8"))
+    script = bundled["reference_solution"]
+    (root / "demo.yaml").write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
+    task = {k: v for k, v in bundled.items() if k not in ANNOTATED_FIELDS} | {"id": "flights-03-demo"}
+    (root / "flights-03-demo.yaml").write_text(yaml.safe_dump(task, sort_keys=False), encoding="utf-8")
+    code, out, err = _cli("run", "--task", str(root / "flights-03-demo.yaml"), "--agent",
+                          f"scripted:{root / 'demo.yaml'}", "--variant", "constraint", "--sites-url", sites_url,
+                          "--out", str(root / "demo-runs"))
+    assert code == 0, out + err
+    [episode] = [p.parent for p in (root / "demo-runs").rglob("episode.json")]
+    assert EpisodeDir(episode).read_episode().status == "ok"
+    return root, episode
+
+
+def _task_copy(demo, name: str) -> Path:
+    root, _ = demo
+    path = root / name / "flights-03-demo.yaml"
+    path.parent.mkdir()
+    path.write_text((root / "flights-03-demo.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    return path
+
+
+def _reads(episode: Path) -> list[int]:
+    """The steps at which the demonstration read a table (the two gold states of flights-03)."""
+    return [s.step for s in EpisodeDir(episode).steps() if s.action.type == "extract_table"]
+
+
+@pytest.mark.slow
+def test_annotated_task_grades_its_reference_run_at_100(demo, sites_url, tmp_path):
+    _, episode = demo
+    task_file = _task_copy(demo, "roundtrip")
+    before = load_task(task_file)
+    first, last = _reads(episode)
+    code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(episode),
+                          "--state", f"months={last}", "--state", f"cancellations={first}")
+    assert code == 0, out + err
+
+    task = load_task(task_file)
+    steps = {s.step: s for s in EpisodeDir(episode).steps()}
+    assert [s.name for s in task.gold_states] == ["cancellations", "months"]  # in step order
+    for gs, n in zip(task.gold_states, (first, last)):
+        dims = {k: v for k, v in steps[n].state.items() if k.startswith("dim.")}
+        assert {c.key: c.value for c in gs.constraints} == dims
+        assert {(c.op, c.tag) for c in gs.constraints} == {("eq", "scope")}
+    assert steps[first].state["dim.group"] == "dest" and steps[last].state["dim.group"] == "month"
+    assert [(e.state, e.url_contains) for e in task.evidence] == [("cancellations", "/flights/search"),
+                                                                  ("months", "/flights/search")]
+    solution = task.reference_solution
+    assert solution[0] == {"goto": "/flights/search"}  # the runner's opening of the start page is not in it
+    assert {"fill": {"selector": "#dest_q", "value": "BOS"}} in solution  # the value the demonstration read
+    assert solution[-1] == {"answer": {"from": "table2", "columns": ["Month", "Flights", "Avg dep. delay (min)"]}}
+    for field in ("prompts", "output", "gold", "canonicalize", "family", "site", "start_path", "data_version"):
+        assert getattr(task, field) == getattr(before, field)  # the rest of the file is kept
+
+    runs = tmp_path / "runs"
+    code, out, err = _cli("run", "--task", str(task_file), "--agent", "reference", "--variant", "constraint",
+                          "--sites-url", sites_url, "--out", str(runs))
+    assert code == 0, out + err
+    code, out, err = _cli("grade", str(runs), "--json")
+    assert code == 0, out + err
+    [group] = json.loads(out)["groups"]
+    assert (group["item_f1"], group["row_f1"], group["poa"], group["gold_state_reach"]) == (1.0, 1.0, 1.0, 1.0)
+    [grade_file] = runs.rglob("grade.json")
+    grade = Grade.model_validate_json(grade_file.read_text(encoding="utf-8"))
+    assert grade.passed and all(r.reached for r in grade.gold_states) and len(grade.gold_states) == 2
+    assert all(e.met for e in grade.evidence) and grade.state_anchored_rows == 1.0
+
+
+def test_named_keys_globs_and_the_address_fallback(demo):
+    _, episode = demo
+    task_file = _task_copy(demo, "keys")
+    first = _reads(episode)[0]
+    steps = {s.step: s for s in EpisodeDir(episode).steps()}
+    code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(episode),
+                          "--state", f"routes={first}", "--keys", "url.query.month_*,dim.origin", "--keep-solution")
+    assert code == 0, out + err
+    [gs] = load_task(task_file).gold_states
+    assert {c.key: c.value for c in gs.constraints} == {
+        "url.query.month_from": "1", "url.query.month_to": "3", "dim.origin": steps[first].state["dim.origin"]}
+    assert load_task(task_file).reference_solution == []  # --keep-solution
+
+    opening = next(s.step for s in steps.values() if s.url.endswith("/flights/search") and not any(
+        k.startswith("dim.") for k in s.state))
+    code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(episode),
+                          "--state", f"search_page={opening}")
+    assert code == 0, out + err
+    assert "no dim.* keys" in err
+    task = load_task(task_file)
+    assert [s.name for s in task.gold_states] == ["routes", "search_page"]  # the earlier state is kept
+    assert {c.key for c in task.gold_states[1].constraints} == {"url.path"}
+    assert task.gold_states[1].constraints[0].value == "/flights/search"
+
+
+def test_bad_annotations_name_the_problem_and_leave_the_file_alone(demo):
+    _, episode = demo
+    task_file = _task_copy(demo, "bad")
+    original = task_file.read_bytes()
+    last = _reads(episode)[-1]
+    cases = [
+        (["--state", "months=9999"], "no step 9999"),
+        (["--state", "months"], "expected NAME=STEP"),
+        (["--state", f"a={last}", "--state", f"a={last}"], "given twice"),
+        (["--state", f"months={last}", "--keys", "dim.no_such_key"], "dim.no_such_key: not in step"),
+    ]
+    for args, message in cases:
+        code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(episode), *args)
+        assert code == 1 and message in err, (args, out, err)
+        assert task_file.read_bytes() == original
+    code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(task_file.parent),
+                          "--state", "months=1")
+    assert code == 1 and "episode.json" in err
+    assert task_file.read_bytes() == original
