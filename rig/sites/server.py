@@ -1,8 +1,18 @@
-"""Serving the bundled sites on 127.0.0.1, in the foreground or in a background thread."""
+"""Serving the bundled sites on 127.0.0.1: in the foreground (`rig sites serve`), or in a process of their own.
+
+`SitesServer` runs the sites in a child process, as a real site runs apart from its visitors: its page rendering
+and SQL never compete with the runner's event loop for one interpreter lock, so episodes run at once really run at
+once. The parent binds the listening socket and hands it to the child (no port race); the child loads every site's
+data, serves on that socket, says `ready` on its stdout, and exits when the parent's end of its stdin closes (so a
+killed runner leaves no server behind).
+"""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -10,6 +20,8 @@ import uvicorn
 
 from rig.errors import InfraError
 from rig.sites.registry import bundled_sites, create_app
+
+READY = b"ready\n"
 
 
 def free_port() -> int:
@@ -26,8 +38,9 @@ def warm_sites() -> None:
             site.warm()
 
 
-def _config(port: int) -> uvicorn.Config:
-    return uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off")
+def _config(port: int | None = None, fd: int | None = None) -> uvicorn.Config:
+    return uvicorn.Config(create_app(), host="127.0.0.1", port=port or 0, fd=fd, log_level="warning",
+                          access_log=False, lifespan="off")
 
 
 def serve(port: int = 8765) -> None:
@@ -36,36 +49,89 @@ def serve(port: int = 8765) -> None:
     uvicorn.Server(_config(port)).run()
 
 
-class SitesServer:
-    """The bundled sites in a background thread: `with SitesServer() as srv: srv.url`."""
+def _serve_child(fd: int) -> None:
+    """The child's main: serve on the inherited socket `fd`; `ready` on stdout once serving; exit when stdin closes."""
+    warm_sites()
+    server = uvicorn.Server(_config(fd=fd))
 
-    def __init__(self, port: int | None = None, start_timeout_s: float = 60.0, warm: bool = True) -> None:
-        self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._server = uvicorn.Server(_config(self.port))
-        self._thread = threading.Thread(target=self._server.run, name="rig-sites", daemon=True)
-        self._timeout = start_timeout_s
-        self._warm = warm
-
-    def start(self) -> "SitesServer":
-        """Load every site's data, start serving, and return once the server accepts connections."""
-        if self._warm:
-            warm_sites()
-        self._thread.start()
-        deadline = time.monotonic() + self._timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise InfraError(f"the sites server did not start on 127.0.0.1:{self.port}")
+    def announce() -> None:
+        while not server.started:
+            if server.should_exit:
+                return
             time.sleep(0.02)
+        sys.stdout.buffer.write(READY)
+        sys.stdout.buffer.flush()
+
+    def exit_with_parent() -> None:
+        sys.stdin.buffer.read()  # returns at EOF: the parent closed its end or died
+        server.should_exit = True
+        time.sleep(5)
+        os._exit(0)  # a request still hanging after the grace period does not keep the process alive
+
+    threading.Thread(target=announce, daemon=True).start()
+    threading.Thread(target=exit_with_parent, daemon=True).start()
+    server.run()
+
+
+class SitesServer:
+    """The bundled sites in a process of their own: `with SitesServer() as srv: srv.url`."""
+
+    def __init__(self, port: int | None = None, start_timeout_s: float = 180.0) -> None:
+        self._sock = socket.socket()
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._sock.bind(("127.0.0.1", port or 0))
+        except OSError as exc:
+            self._sock.close()
+            raise InfraError(f"cannot serve the bundled sites on 127.0.0.1:{port}: {exc}") from None
+        self.port = self._sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._timeout = start_timeout_s
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> SitesServer:
+        """Start the child, and return once it has loaded every site's data and serves."""
+        self._sock.listen(128)
+        fd = self._sock.fileno()
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", f"from rig.sites.server import _serve_child; _serve_child({fd})"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(fd,), close_fds=True)
+        assert self._proc.stdout is not None
+        line = _read_line(self._proc.stdout, self._timeout)
+        if line != READY:
+            code = self._proc.poll()
+            self.stop()
+            state = f"exited with status {code}" if code is not None else f"not ready within {self._timeout:g} s"
+            raise InfraError(f"the sites server on 127.0.0.1:{self.port} did not start ({state}; its errors are "
+                             "on stderr above)")
         return self
 
     def stop(self) -> None:
-        """Stop serving and wait for the thread."""
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
+        """Stop the child and wait for it."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.stdin is not None:
+                proc.stdin.close()  # the child's cue to exit
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+            if proc.stdout is not None:
+                proc.stdout.close()
+        self._sock.close()
 
-    def __enter__(self) -> "SitesServer":
+    def __enter__(self) -> SitesServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _read_line(stream: object, timeout_s: float) -> bytes:
+    """One line from a child's stdout, or b"" when none came within `timeout_s` (a thread does the blocking read)."""
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(stream.readline()), daemon=True)  # type: ignore[attr-defined]
+    reader.start()
+    reader.join(timeout_s)
+    return got[0] if got else b""
