@@ -15,6 +15,7 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
 from recorders.adapter import SiteAdapter, load_adapter
+from rig.sites.web import routes as web_routes
 
 #: Module names under rig.sites; each exposes `SITE: Site`.
 SITE_MODULES = ("flights", "stats", "eco")
@@ -56,4 +57,4 @@ def create_app(sites: list[Site] | None = None) -> Starlette:
         return HTMLResponse(f"<!doctype html><title>sgr-rig sites</title><h1>Bundled sites</h1><ul>{items}</ul>")
 
     routes = [Route("/", index)] + [Mount(f"/{s.name}", app=s.build_app(), name=s.name) for s in sites]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes + web_routes())  # plus the look-alike pages of the search index, at /web/
