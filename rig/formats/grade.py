@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from rig import __version__
 from rig.formats.episode import Status
 from rig.formats.records import RecordVerdict, RollupScores
-from rig.formats.task import FailureKind
+from rig.formats.task import FailureKind, HybridType
 
 GRADER_VERSION = "1.0.0"
 #: Statuses that are never scored (not even as zero): the rig failed, or the episode never finished.
@@ -196,6 +196,43 @@ class EvidenceCheck(BaseModel):
     step: int | None = None
 
 
+class SqlMatch(BaseModel):
+    """Execution match of a `search_to_sql` task: the agent's SQL and the gold SQL run read-only on the task's
+    database, their result tables compared after column alignment, case folding and numeric rounding."""
+
+    source: Literal["answer", "final_answer", "trajectory"] | None = Field(
+        description="where the agent's SQL came from: answer.json's `sql`, a ```sql block of the final_answer call, "
+                    "or its last successful run_sql step (null: none found)")
+    step: int | None = Field(default=None, description="the trajectory step the SQL came from")
+    sql: str | None = None
+    matched: bool
+    reason: str
+    gold_rows: int | None = None
+    pred_rows: int | None = None
+    columns: list[int | None] = Field(default_factory=list, description="for each gold column, the index of the "
+                                                                        "agent's result column aligned to it")
+
+
+class JudgeVerdict(BaseModel):
+    """An LLM judge's verdict on a free-text answer against the gold answer (BrowseComp style)."""
+
+    model: str
+    correct: bool
+    extracted_answer: str = ""
+    rationale: str = ""
+
+
+class HybridCheck(BaseModel):
+    """How a hybrid web+SQL task was decided: execution match (`search_to_sql`), else the answer table, or the judge."""
+
+    type: HybridType
+    db: str
+    passed: bool
+    decided_by: Literal["execution_match", "answer_table", "judge"]
+    execution: SqlMatch | None = None
+    judge: JudgeVerdict | None = None
+
+
 class Grade(BaseModel):
     """`grade.json`: everything the grader concluded about one episode."""
 
@@ -238,6 +275,11 @@ class Grade(BaseModel):
     label: FailureKind | None = None
     rationale: str | None = None
     label_step: int | None = None
+    hybrid_type: HybridType | None = Field(default=None, description="the task's hybrid type (hybrid web+SQL tasks)")
+    hybrid: HybridCheck | None = Field(default=None, description="how a hybrid task was decided (null: not hybrid)")
+    site_found: bool | None = Field(default=None, description="hidden-start tasks: whether the agent reached the "
+                                    "task's site (a step on it), e.g. through web_search (null: the start was shown)")
+    site_found_step: int | None = Field(default=None, description="the first step on the task's site")
 
     @property
     def agent_label(self) -> str:
