@@ -13,7 +13,10 @@ from rig.formats.answer_text import ParseFailure
 from rig.formats.grade import UNSCORED, EvidenceCheck, Grade
 from rig.formats.task import Task
 from rig.grading.citations import check_citations
+from rig.grading.discovery import site_found
 from rig.grading.evidence import Evidence
+from rig.grading.hybrid import check_hybrid
+from rig.grading.judge import Judge
 from rig.grading.labels import is_perfect, label_episode
 from rig.grading.record_checks import check_records
 from rig.grading.states import EpisodeStates, first_divergence
@@ -32,11 +35,13 @@ def _evidence(task: Task, es: EpisodeStates) -> list[EvidenceCheck]:
 
 
 def grade_episode(episode_dir: str | Path | EpisodeDir, task: Task | None = None, *,
-                  reference: EpisodeDir | None = None, task_file: Path | None = None) -> Grade:
+                  reference: EpisodeDir | None = None, task_file: Path | None = None,
+                  judge: Judge | None = None) -> Grade:
     """Grade one episode directory against its task (found from episode.json when not given).
 
     `reference` is the reference agent's episode for the first-divergence comparison (found next to the
-    episode when not given); `task_file` is hashed into `task_sha256` (located like the task when not given).
+    episode when not given); `task_file` is hashed into `task_sha256` (located like the task when not given);
+    `judge` decides the free-text hybrid tasks (`sql_to_search`, `parallel`) instead of the answer table.
     """
     ed = episode_dir if isinstance(episode_dir, EpisodeDir) else EpisodeDir(episode_dir)
     episode = ed.read_episode()
@@ -84,6 +89,13 @@ def grade_episode(episode_dir: str | Path | EpisodeDir, task: Task | None = None
         graded = check_records(task.records, answer, evidence, steps, episode.start_url)
         grade.records, grade.record_scores = graded.records, graded.scores
         passed.append(graded.scores.hard_f1 >= 1.0 - 1e-9)
+    grade.hybrid_type = task.hybrid_type
+    if task.hybrid_type is not None:  # decided by execution match, the answer table or the judge (rig.grading.hybrid)
+        ok = grade.status == "ok"
+        grade.hybrid = check_hybrid(task, answer, steps, table_passed=all(passed), judge=judge if ok else None,
+                                    task_file=task_file)
+        passed = [grade.hybrid.passed and ok]
+    grade.site_found, grade.site_found_step = site_found(task, steps)
     grade.scored, grade.passed = True, all(passed) and not grade.incomplete_evidence
     es = EpisodeStates(task, steps, texts, answer)
     grade.gold_states, grade.answer_states, grade.evidence = es.reach(), es.answer_names, _evidence(task, es)
