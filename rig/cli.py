@@ -326,7 +326,7 @@ def freeze(
         _fail(exc)
     m = result.manifest
     out.print(f"{out_dir}: {m.exchanges} answers from {m.sources.get('episodes', 0)} episodes, {m.bytes / 1e6:.2f} MB "
-              f"({', '.join(m.origins)})", highlight=False, soft_wrap=True)
+              f"({', '.join(m.origins)})", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -357,7 +357,7 @@ def drift(
     if as_json:
         sys.stdout.write(report.model_dump_json() + "\n")
     else:
-        out.print(format_drift(report), highlight=False, soft_wrap=True)
+        out.print(format_drift(report), markup=False, highlight=False, soft_wrap=True)
     if report.drifted:
         raise typer.Exit(1)
 
@@ -374,8 +374,8 @@ def export(
         result = export_wacz(path, wacz)
     except RigError as exc:
         _fail(exc)
-    out.print(f"{result.wacz}: {len(result.warcs)} archives, {result.pages} pages (validated)", highlight=False,
-              soft_wrap=True)
+    out.print(f"{result.wacz}: {len(result.warcs)} archives, {result.pages} pages (validated)", markup=False,
+              highlight=False, soft_wrap=True)
 
 
 @sites_app.command("serve")
