@@ -30,6 +30,15 @@ class Metrics(BaseModel):
     record_hard_f1: float | None = None
 
 
+class HybridSummary(BaseModel):
+    """One agent and variant on the hybrid tasks of one type (HybridDeepResearch's per-type Pass@k and Avg@k)."""
+
+    episodes: int
+    scored: int
+    passed: int
+    passk: dict[str, float] = Field(default_factory=dict, description="pass@k and avg@k for k = 1 and k = trials (> 1)")
+
+
 class GroupSummary(Metrics):
     """One agent on one prompt variant."""
 
@@ -47,6 +56,12 @@ class GroupSummary(Metrics):
     passk: dict[str, float] = Field(default_factory=dict, description="pass@k and avg@k for k = 1 and k = trials (> 1)")
     failures: dict[str, int] = Field(description="failure-category counts of the labelled episodes")
     families: dict[str, Metrics] = Field(default_factory=dict, description="per source family")
+    hybrid: dict[str, HybridSummary] = Field(default_factory=dict, description="per hybrid type (search_to_sql, "
+                                             "sql_to_search, parallel): episodes, passes, Pass@k and Avg@k")
+    hidden_start: int = Field(default=0, description="scored episodes of hidden-start (discovery and hybrid) tasks")
+    site_found: float | None = Field(default=None, description="share of those episodes that reached the task's site")
+    site_found_step: float | None = Field(default=None, description="mean first step on the site, over the episodes "
+                                          "that found it")
 
 
 class AgreementCount(BaseModel):

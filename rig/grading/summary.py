@@ -19,6 +19,7 @@ from rig.formats.summary import (
     AgreementCount,
     EpisodeProblem,
     GroupSummary,
+    HybridSummary,
     Metrics,
     Summary,
 )
@@ -66,6 +67,24 @@ def _passk(grades: list[Grade]) -> dict[str, float]:
     return out
 
 
+def _hybrid(grades: list[Grade]) -> dict[str, HybridSummary]:
+    """Per hybrid type: episodes, scored, passed, Pass@k and Avg@k."""
+    out: dict[str, HybridSummary] = {}
+    for kind in ("search_to_sql", "sql_to_search", "parallel"):
+        mine = [g for g in grades if g.hybrid_type == kind]
+        if mine:
+            out[kind] = HybridSummary(episodes=len(mine), scored=sum(g.scored for g in mine),
+                                      passed=sum(bool(g.scored and g.passed) for g in mine), passk=_passk(mine))
+    return out
+
+
+def _discovery(grades: list[Grade]) -> dict[str, float | int | None]:
+    hidden = [g for g in grades if g.scored and g.site_found is not None]
+    found = [g.site_found_step for g in hidden if g.site_found and g.site_found_step is not None]
+    return {"hidden_start": len(hidden), "site_found": sum(bool(g.site_found) for g in hidden) / len(hidden) if hidden
+            else None, "site_found_step": fmean(found) if found else None}
+
+
 def _group(agent: str, variant: str | None, grades: list[Grade]) -> GroupSummary:
     scored = [g for g in grades if g.scored]
     rows = [p for g in scored for p in g.rows]
@@ -83,6 +102,7 @@ def _group(agent: str, variant: str | None, grades: list[Grade]) -> GroupSummary
         state_anchored_rows=sum(p.state_anchored for p in rows) / len(rows) if rows else None,
         passk=_passk(grades), failures={c: sum(g.label == c for g in grades) for c in CATEGORIES},
         families={f: _metrics(gs) for f, gs in sorted(fam.items())},
+        hybrid=_hybrid(grades), **_discovery(grades),
     )
 
 
@@ -164,6 +184,32 @@ def infra_warnings(summary: Summary) -> list[str]:
             "its scores are over the rest" for agent, (infra, n) in _agent_infra(summary).items() if infra]
 
 
+def _hybrid_md(summary: Summary) -> list[str]:
+    """The hybrid-task table (Pass@k and Avg@k per type) and the discovery table, when such tasks ran."""
+    out: list[str] = []
+    if any(g.hybrid for g in summary.groups):
+        out += ["", "## Hybrid web+SQL tasks (Pass@k and Avg@k per type)", "",
+                "| Agent | Variant | Type | Episodes | Scored | Passed | Pass@1 | Avg@1 | Pass@k | Avg@k |",
+                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for g in summary.groups:
+            for kind, h in g.hybrid.items():
+                ks = sorted({int(k.split("@")[1]) for k in h.passk})
+                k = ks[-1] if ks and ks[-1] > 1 else None
+                out.append(f"| {md_text(g.agent)} | {md_text(g.variant or '–')} | {kind} | {h.episodes} | {h.scored} "
+                           f"| {h.passed} | {_pct(h.passk.get('pass@1'))} | {_pct(h.passk.get('avg@1'))} | "
+                           + (f"{_pct(h.passk[f'pass@{k}'])} (k={k}) | {_pct(h.passk[f'avg@{k}'])} |" if k else "– | – |"))
+    if any(g.hidden_start for g in summary.groups):
+        out += ["", "## Hidden start: was the site found?", "",
+                "| Agent | Variant | Hidden-start episodes | Site found | Mean first step on the site |",
+                "|---|---|---:|---:|---:|"]
+        for g in summary.groups:
+            if g.hidden_start:
+                step = "–" if g.site_found_step is None else f"{g.site_found_step:.1f}"
+                out.append(f"| {md_text(g.agent)} | {md_text(g.variant or '–')} | {g.hidden_start} "
+                           f"| {_pct(g.site_found)} | {step} |")
+    return out
+
+
 def _problems_md(summary: Summary) -> list[str]:
     if not summary.problems:
         return []
@@ -216,6 +262,7 @@ def markdown(summary: Summary) -> str:
             if g.record_episodes:
                 out.append(f"| {md_text(g.agent)} | {md_text(g.variant or '–')} | {g.record_episodes} | "
                            + " | ".join(_pct(getattr(g, f"record_{m}")) for m in RECORD_METRICS) + " |")
+    out += _hybrid_md(summary)
     if summary.label_agreement and summary.label_agreement_detail:
         out += ["", f"## Label agreement with injected faults: {_pct(summary.label_agreement['overall'])} %", "",
                 "| Injected | Episodes | Agree | Agreement | Automatic labels |", "|---|---:|---:|---:|---|"]
