@@ -7,8 +7,9 @@ The URL defaults to `$RIG_MCP_URL` (as `rig run --agent cli` sets it). CALLS.jso
 
 - an argument `{"ref_of": TEXT}` is the element ref (`e12`) of the line holding TEXT in the latest
   result that had refs (a `browser_snapshot`, or any browser tool: they all return one);
-- `{"save": NAME, "regex": RE}` on a call keeps the first group RE matches in its result as NAME, and a string
-  argument may use `{NAME}` (the text of `$RIG_PROMPT_FILE` is `{prompt}`);
+- `{"save": NAME, "regex": RE}` on a call keeps the first group RE matches in its result as NAME (with
+  `"line": "| {0} | {1} |"` and `"limit": N`: every match, one formatted line each), and a string argument may
+  use `{NAME}` (the text of `$RIG_PROMPT_FILE` is `{prompt}`);
 - `{"stop": "hang"}` sleeps until killed (a client that never finishes); `{"stop": "exit", "code": N}` exits;
 - `{"spawn": FILE}` starts a child process that sleeps forever, and writes its pid to FILE (the rig must stop
   the whole process group).
@@ -60,6 +61,7 @@ async def main(calls: list[dict[str, Any]], url: str, out: Path | None) -> None:
         saved["prompt"] = Path(os.environ["RIG_PROMPT_FILE"]).read_text(encoding="utf-8")
     results: list[dict[str, Any]] = []
     snapshot = ""
+    exit_code = 0
     async with Client(url) as client:
         for call in calls:
             if "spawn" in call:
@@ -69,20 +71,26 @@ async def main(calls: list[dict[str, Any]], url: str, out: Path | None) -> None:
             if call.get("stop") == "hang":
                 await asyncio.Event().wait()
             if call.get("stop") == "exit":
-                raise SystemExit(call.get("code", 0))
+                exit_code = int(call.get("code", 0))
+                break
             args = resolve(call.get("args", {}), snapshot, saved)
             result = await client.call_tool(call["tool"], args)
             text = "\n".join(getattr(c, "text", "") for c in result.content)
             if "[ref=" in text:
                 snapshot = text
             if "save" in call:
-                m = re.search(call["regex"], text, re.MULTILINE)
-                if m is None:
+                found = re.findall(call["regex"], text, re.MULTILINE)
+                if not found:
                     raise SystemExit(f"{call['tool']}: {call['regex']!r} not found in:\n{text}")
-                saved[call["save"]] = m.group(1)
+                if "line" in call:  # every match (at most `limit`), each formatted as `line` with its groups
+                    rows = [m if isinstance(m, tuple) else (m,) for m in found[: call.get("limit")]]
+                    saved[call["save"]] = "\n".join(call["line"].format(*row) for row in rows)
+                else:
+                    saved[call["save"]] = found[0] if isinstance(found[0], str) else found[0][0]
             results.append({"tool": call["tool"], "args": args, "is_error": bool(result.is_error), "text": text})
             if out is not None:
                 out.write_text(json.dumps(results, indent=1))
+    raise SystemExit(exit_code)  # outside the client: inside it, anyio would wrap the exit in an exception group
 
 
 if __name__ == "__main__":
