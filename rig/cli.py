@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
@@ -21,6 +21,9 @@ from rich.table import Table
 from rig.errors import InputError, RigError
 from rig.formats.imports import ImportReport
 from rig.log import setup_logging
+
+if TYPE_CHECKING:
+    from rig.politeness import Politeness
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Drive, record, grade and replay web research agents.")
 sites_app = typer.Typer(no_args_is_help=True, help="The bundled replica sites.")
@@ -41,6 +44,13 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="debug log
 def _progress() -> Progress:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
                     redirect_stdout=False)
+
+
+def _politeness(rate_limit: float, max_per_host: int) -> Politeness:
+    """A live run's politeness from `--rate-limit` and `--max-per-host`."""
+    from rig.politeness import Politeness
+
+    return Politeness(rate_per_host=rate_limit, max_per_host=max_per_host)
 
 
 def _fail(exc: RigError, code: int = 1) -> None:
@@ -91,14 +101,22 @@ def record(
     out_dir: Path = typer.Option(..., "--out", help="episode directory to write"),
     start_url: Optional[str] = typer.Option(None, "--start-url", help="open this first; relative gotos resolve against it"),
     headed: bool = typer.Option(False, "--headed", help="show the browser window (needs a display)"),
+    live: bool = typer.Option(False, "--live", help="the browser may reach the network (default: loopback only)"),
+    resolve: Optional[list[str]] = typer.Option(None, "--resolve", help="HOST=ADDR:PORT: requests for HOST go there "
+                                                                        "(repeatable)"),
+    ignore_https_errors: bool = typer.Option(False, "--ignore-https-errors", help="accept self-signed certificates"),
+    rate_limit: float = typer.Option(4.0, "--rate-limit", help="live: requests a second per host at most (0: none)"),
+    max_per_host: int = typer.Option(4, "--max-per-host", help="live: requests in flight per host at most (0: none)"),
 ) -> None:
     """Run one action script in a recorded browser; write an episode directory."""
     import asyncio
 
+    from rig.runner.live import Network
     from rig.runner.record import record_script
 
     try:
-        episode = asyncio.run(record_script(script, out_dir, start_url, headless=not headed))
+        network = Network.of(live, resolve or [], ignore_https_errors, _politeness(rate_limit, max_per_host))
+        episode = asyncio.run(record_script(script, out_dir, start_url, headless=not headed, network=network))
     except RigError as exc:
         _fail(exc)
     out.print(f"{out_dir}: {episode.status}, {episode.steps} steps" + (f" ({episode.error})" if episode.error else ""),
@@ -127,6 +145,13 @@ def run(
     headed: bool = typer.Option(False, "--headed", help="show the browser (needs a display)"),
     allow_host: Optional[list[str]] = typer.Option(
         None, "--allow-host", help="live runs reach only the sites server and these hosts (HOST or HOST:PORT, repeatable)"),
+    live: bool = typer.Option(False, "--live", help="the browser may reach the network (default: loopback only; a task "
+                                                    "off loopback needs --live or --frozen)"),
+    resolve: Optional[list[str]] = typer.Option(None, "--resolve", help="HOST=ADDR:PORT: requests for HOST go there "
+                                                                        "(repeatable)"),
+    ignore_https_errors: bool = typer.Option(False, "--ignore-https-errors", help="accept self-signed certificates"),
+    rate_limit: float = typer.Option(4.0, "--rate-limit", help="live: requests a second per host at most (0: none)"),
+    max_per_host: int = typer.Option(4, "--max-per-host", help="live: requests in flight per host at most (0: none)"),
 ) -> None:
     """Run episodes of tasks: one episode directory per (task, variant, agent, trial)."""
     from rig.agents.base import Budget
@@ -137,6 +162,8 @@ def run(
         tasks=task, agent=agent, runs_dir=out_dir, variants=variant, trials=trials, concurrency=concurrency,
         resume=resume, model=model, answer_file=answer_file, budget=Budget(max_steps, timeout, stall),
         sites_url=sites_url, executor=executor, frozen=frozen, headless=not headed, allow_hosts=allow_host,  # type: ignore[arg-type]
+        live=live, resolve=resolve or [], ignore_https_errors=ignore_https_errors,
+        politeness=_politeness(rate_limit, max_per_host),
     )
     try:
         with _progress() as progress:

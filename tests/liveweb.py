@@ -15,7 +15,8 @@ The hosts (`LiveWeb.HOSTS`):
   submits to `/results`, whose table `#results` (ID, Title, Kind, Region, Year, Score) holds only the records
   passing the filters, 10 a page, ordered by `sort` (`id`, `title`, `year`, `score`) and `order` (`asc`, `desc`),
   with Previous/Next links and "Page X of Y"; `#summary` is filled by a fetch of `/api/results` (JSON, the same
-  filters). `/record/<id>` shows one record. Change the data between runs with `portal.set_records(...)` or
+  filters). `/record/<id>` shows one record; `/gallery/<n>` loads n images `/thumb/<i>.svg` at once (a burst of
+  requests for politeness tests). Change the data between runs with `portal.set_records(...)` or
   `portal.edit(id, field=value)` (a drift test); `portal.matching(**filters)` gives the rows a filter shows.
 - `product.example.com` (`liveweb.product`): a "deep research product" whose answer page `/answer` cites pages
   on the other hosts; `liveweb.product_answer(...)` gives that answer as Markdown (for `--answer-file`).
@@ -301,7 +302,18 @@ class Portal:
             Route("/", lambda request: RedirectResponse("/search", 302)),
             Route("/search", self._search), Route("/results", self._results),
             Route("/api/results", self._api), Route("/record/{rid:int}", self._record),
+            Route("/gallery/{n:int}", self._gallery), Route("/thumb/{i:int}.svg", self._thumb),
         ])
+
+    async def _gallery(self, request: StarletteRequest) -> HTMLResponse:
+        n = min(request.path_params["n"], 50)
+        imgs = "".join(f'<img alt="thumbnail {i}" src="/thumb/{i}.svg" width=20 height=20>' for i in range(n))
+        return _page("Gallery", f"<h1>Gallery of {n}</h1>{imgs}")
+
+    async def _thumb(self, request: StarletteRequest) -> Response:
+        i = request.path_params["i"]
+        svg = f'<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"><text y="15">{i}</text></svg>'
+        return Response(svg, media_type="image/svg+xml")
 
     async def _search(self, request: StarletteRequest) -> HTMLResponse:
         kinds = "".join(f"<option value={k}>{k.title()}</option>" for k in KINDS)
@@ -328,8 +340,8 @@ class Portal:
             if key not in SORTS:
                 return f"<th>{col}</th>"
             order = "desc" if f.sort == key and f.order == "asc" else "asc"
-            mark = {"asc": " ▲", "desc": " ▼"}[f.order] if f.sort == key else ""
-            return f'<th><a href="/results?{html.escape(f.query(sort=key, order=order, page=1))}">{col}</a>{mark}</th>'
+            mark = f' aria-sort="{"ascending" if f.order == "asc" else "descending"}"' if f.sort == key else ""
+            return f'<th{mark}><a href="/results?{html.escape(f.query(sort=key, order=order, page=1))}">{col}</a></th>'
 
         body_rows = "".join(
             "<tr>" + f'<td><a href="/record/{r["id"]}">{r["id"]}</a></td>'

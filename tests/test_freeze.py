@@ -4,6 +4,7 @@ request), grades the same, and counts a request the snapshot lacks as a visible 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -13,7 +14,7 @@ import yaml
 from server import TestServer
 from typer.testing import CliRunner
 
-from replay import FROZEN_ORIGIN, open_snapshot
+from replay import FROZEN_ORIGIN, REPLAY_CONTEXT_OPTIONS, open_snapshot
 from rig.cli import app
 from rig.episode_dir import EpisodeDir, RunsDir
 
@@ -128,6 +129,32 @@ def test_frozen_refuses_a_task_whose_start_page_the_snapshot_lacks(liveweb, live
     assert code == 1
     assert "does not hold https://archive.example.net/doc/1" in out and "rig freeze" in out
     assert not (tmp_path / "runs").exists() or not RunsDir(tmp_path / "runs").episodes()
+
+
+async def test_a_page_answered_differently_over_time_replays_as_that_sequence(liveweb, browser, tmp_path):
+    page_url, original = liveweb.portal.url("/record/4"), liveweb.data.matching()[3][1]
+    script = tmp_path / "visit.yaml"
+    script.write_text(yaml.safe_dump([{"goto": page_url}]), encoding="utf-8")
+    for name in ("before", "after"):
+        code, out = await asyncio.to_thread(rig, "record", "--script", script, "--out", tmp_path / name, "--live",
+                                            *liveweb.resolve_args(), "--ignore-https-errors")
+        assert code == 0, out
+        liveweb.data.edit(4, title="Retitled survey 04")
+    code, out = await asyncio.to_thread(rig, "freeze", tmp_path / "before", tmp_path / "after", "--out", tmp_path / "snap")
+    assert code == 0, out
+    frozen = open_snapshot(tmp_path / "snap")
+    assert frozen.manifests[0].sources["keys_with_sequences"] == 1
+    context = await browser.new_context(**REPLAY_CONTEXT_OPTIONS)
+    try:
+        await frozen.attach(context)
+        page = await context.new_page()
+        titles = []
+        for _ in range(3):  # the recorded order, then the last answer again
+            await page.goto(page_url)
+            titles.append(await page.locator("h1").inner_text())
+    finally:
+        await context.close()
+    assert titles == [original, "Retitled survey 04", "Retitled survey 04"]
 
 
 def test_freeze_refuses_bad_input_naming_it(tmp_path):

@@ -13,6 +13,8 @@ from rig.formats.task import Task
 
 if TYPE_CHECKING:
     from recorders import Recorder
+    from rig.formats.episode import PolitenessRecord
+    from rig.politeness import Politeness
 
 
 @dataclass
@@ -26,7 +28,8 @@ class Budget:
 
 @dataclass
 class EpisodeEnv:
-    """Everything an agent may use during one episode. The page is already at `start_url`."""
+    """Everything an agent may use during one episode. The page is already at `start_url` (about:blank for a task
+    with `start_hidden`: the agent must find the site). Relative URLs of scripts resolve against `base_url`."""
 
     task: Task | None
     variant: str | None
@@ -41,6 +44,16 @@ class EpisodeEnv:
     cdp_url: str | None = None
     console: TextIO | None = None
     notes: dict[str, object] = field(default_factory=dict)
+    #: Where relative URLs of action scripts resolve: a start_url task's start page, else the sites server.
+    base_url: str = ""
+    #: A live run's politeness, for the rig's own navigations (`rig.politeness.polite_goto`); None: not live.
+    politeness: Politeness | None = None
+    politeness_record: PolitenessRecord | None = None
+
+    @property
+    def script_base(self) -> str:
+        """The URL relative script URLs resolve against."""
+        return self.base_url or self.sites_url
 
 
 class Agent(Protocol):

@@ -3,19 +3,41 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 from loguru import logger
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Response
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from recorders import Action
-
 from rig.agents.base import EpisodeEnv
 from rig.agents.cdp import announce, wait_for_answer
 from rig.episode_dir import EpisodeDir, write_atomic
 from rig.errors import AgentError, InputError
-from rig.formats.answer import Answer
+from rig.formats.answer import Answer, Citation
 from rig.formats.answer_text import ParseFailure, parse_table
+from rig.politeness import polite_goto
+
+#: How long the operator waits for one cited page.
+CAPTURE_TIMEOUT_S = 30.0
+#: Chromium's network errors, as a person would say them.
+_NET_ERRORS = {
+    "ERR_NAME_NOT_RESOLVED": "DNS: the host name does not resolve",
+    "ERR_NAME_RESOLUTION_FAILED": "DNS: the host name could not be resolved",
+    "ERR_CONNECTION_REFUSED": "the server refused the connection",
+    "ERR_CONNECTION_RESET": "the server reset the connection",
+    "ERR_CONNECTION_CLOSED": "the server closed the connection",
+    "ERR_CONNECTION_TIMED_OUT": "the connection timed out",
+    "ERR_TIMED_OUT": "the request timed out",
+    "ERR_ADDRESS_UNREACHABLE": "the address is unreachable",
+    "ERR_INTERNET_DISCONNECTED": "no network (is the run --live?)",
+    "ERR_BLOCKED_BY_CLIENT": "blocked by the run's allow-list",
+    "ERR_TOO_MANY_REDIRECTS": "too many redirects",
+    "ERR_ABORTED": "the navigation was aborted (a download, or the page went away)",
+}
 
 
 def _save_prompt(env: EpisodeEnv) -> Path:
@@ -44,19 +66,60 @@ class CdpAgent:
         return answer
 
 
+@dataclass
+class Capture:
+    """What opening one cited URL gave: the status, the final URL and the redirects on the way, or why it failed."""
+
+    reason: str | None = None
+    status: int | None = None
+    final_url: str | None = None
+    redirects: list[str] = field(default_factory=list)
+
+    def apply(self, citation: Citation) -> None:
+        """Record this capture on a citation of its URL."""
+        citation.captured, citation.capture_reason = self.reason is None, self.reason
+        citation.capture_status, citation.final_url = self.status, self.final_url
+        citation.redirects = list(self.redirects) if self.final_url is not None else None
+
+
+def _redirects(response: Response) -> list[str]:
+    """The URLs a response's request was redirected from, first one first."""
+    chain, req = [], response.request.redirected_from
+    while req is not None:
+        chain.insert(0, req.url)
+        req = req.redirected_from
+    return chain
+
+
+def failure_reason(exc: Exception, timeout_s: float) -> str:
+    """Why a cited page could not be loaded, in words (DNS, TLS, refused, timeout, ...)."""
+    if isinstance(exc, PlaywrightTimeout):
+        return f"timed out: no page within {timeout_s:g} s"
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    code = next((w.removeprefix("net::") for w in text.split() if w.startswith("net::ERR_")), None)
+    if code is not None and code.startswith(("ERR_CERT_", "ERR_SSL_")):
+        return f"TLS: {code} (the certificate is not trusted; --ignore-https-errors accepts self-signed ones)"
+    if code in _NET_ERRORS:
+        return f"{_NET_ERRORS[code]} ({code})"
+    return f"the page could not be loaded: {text}"
+
+
 class OperatorAgent:
     """Semi-manual evaluation of a product with no trajectory API: takes its final answer (markdown with
     tables and links), snapshots every cited http(s) page into the episode's archive, and hands the answer in.
 
-    A pasted answer is untrusted: a citation of any other scheme (`file:`, `chrome:`, `data:`, ...) is never
-    opened; it is kept, marked not captured with the reason, as is a page that could not be loaded."""
+    Each citation records what its capture gave (`captured`, `capture_status`, `final_url`, `redirects`); the page's
+    responses and visible text reach the WARC through the recorder like any step's. A pasted answer is untrusted: a
+    citation of any other scheme (`file:`, `chrome:`, `data:`, ...) is never opened; it is kept, marked not captured
+    with the reason, as is a page that could not be loaded (DNS, TLS, refused, timeout) or answered an HTTP error."""
 
     name, model, needs_cdp = "operator", None, False
 
-    def __init__(self, answer_file: Path | None) -> None:
+    def __init__(self, answer_file: Path | None, capture_timeout_s: float = CAPTURE_TIMEOUT_S) -> None:
         if answer_file is not None and not Path(answer_file).is_file():
             raise InputError(str(answer_file), None, "answer file not found")
         self.answer_file = answer_file
+        self.capture_timeout_s = capture_timeout_s
 
     async def run(self, env: EpisodeEnv) -> Answer | None:
         """Read the product's answer, parse it, capture each cited page."""
@@ -73,21 +136,27 @@ class OperatorAgent:
         answer = parse_table(text, source)  # ParseFailure -> status parse_failure
         outcome = {url: await self._capture(env, url) for url in dict.fromkeys(c.url for c in answer.citations)}
         for citation in answer.citations:
-            citation.captured, citation.capture_reason = outcome[citation.url] is None, outcome[citation.url]
+            outcome[citation.url].apply(citation)
         return answer
 
-    async def _capture(self, env: EpisodeEnv, url: str) -> str | None:
-        """Open a cited http(s) page in the recorded browser so its response and visible text reach the archive;
-        the reason it was not captured, or None."""
+    async def _capture(self, env: EpisodeEnv, url: str) -> Capture:
+        """Open a cited http(s) page in the recorded browser (politely, in a live run: retried after 429/503) so its
+        responses and visible text reach the archive; what it gave."""
         target = urljoin(env.start_url, url)
         scheme = urlsplit(target).scheme.lower()
         if scheme not in ("http", "https"):
             logger.warning("operator: not opening cited URL {} (scheme {!r})", url, scheme)
-            return f"not opened: only http(s) citations are captured, this one is {scheme or 'without a scheme'}"
+            return Capture(f"not opened: only http(s) citations are captured, this one is {scheme or 'without a scheme'}")
         try:
             async with env.recorder.action(Action(type="goto", value=target), page=env.page):
-                await env.page.goto(target, timeout=30_000)
-        except Exception as exc:  # an unreachable citation is evidence too: recorded as not captured
+                response = await polite_goto(env.page, target, env.politeness, env.politeness_record,
+                                             timeout_ms=self.capture_timeout_s * 1000)
+        except (PlaywrightError, PlaywrightTimeout) as exc:  # an unreachable citation is evidence too
             logger.warning("operator: could not capture cited page {}: {}", url, exc)
-            return f"the page could not be loaded: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-        return None
+            return Capture(failure_reason(exc, self.capture_timeout_s))
+        if response is None:  # a same-document navigation (a fragment): the page is what it shows
+            return Capture(final_url=env.page.url)
+        capture = Capture(status=response.status, final_url=response.url, redirects=_redirects(response))
+        if response.status >= 400:
+            capture.reason = f"HTTP {response.status} {response.status_text}".rstrip()
+        return capture

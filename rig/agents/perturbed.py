@@ -150,7 +150,7 @@ class PerturbedAgent:
         if env.task is None:
             raise InputError(self.name, None, "perturbed agents need a task")
         actions = parse_actions(perturb_script(env.task, self.kind), f"{env.task.id}:{self.name}")
-        result = await ScriptRunner(env.page, env.sites_url, hook=env.recorder).run(actions)
+        result = await ScriptRunner(env.page, env.script_base, hook=env.recorder).run(actions)
         if result.answer is None:
             raise AgentError(f"{env.task.id}: the perturbed solution gives no answer")
         return perturb_answer(env.task, self.kind, result.answer)

@@ -23,7 +23,7 @@ class ReferenceAgent:
         if env.task is None:
             raise InputError("--agent reference", None, "the reference agent needs a task")
         actions = parse_actions(env.task.reference_solution, f"{env.task.id}.reference_solution")
-        result = await ScriptRunner(env.page, env.sites_url, hook=env.recorder).run(actions)
+        result = await ScriptRunner(env.page, env.script_base, hook=env.recorder).run(actions)
         if result.answer is None:
             raise AgentError(f"{env.task.id}: the reference solution gives no answer")
         return result.answer
@@ -48,5 +48,5 @@ class ScriptedAgent:
 
     async def run(self, env: EpisodeEnv) -> Answer | None:
         """Run the script; its `answer` action (if any) is the answer."""
-        result = await ScriptRunner(env.page, env.sites_url, hook=env.recorder).run(self.actions)
+        result = await ScriptRunner(env.page, env.script_base, hook=env.recorder).run(self.actions)
         return result.answer

@@ -20,6 +20,12 @@ class Citation(BaseModel):
     captured: bool | None = Field(default=None, description="set by the operator agent: whether it opened the cited "
                                                             "page in the recorded browser (null: nobody tried)")
     capture_reason: str | None = Field(default=None, description="why the operator agent did not capture the page")
+    capture_status: int | None = Field(default=None, description="set by the operator agent: the HTTP status the "
+                                                                 "cited page answered with (null: no response)")
+    final_url: str | None = Field(default=None, description="set by the operator agent: where the cited URL ended up "
+                                                            "after redirects")
+    redirects: list[str] | None = Field(default=None, description="set by the operator agent: the URLs redirected "
+                                                                  "from, in order, before `final_url`")
 
 
 class Answer(BaseModel):

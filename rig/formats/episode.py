@@ -23,6 +23,24 @@ class Versions(BaseModel):
     chromium: str | None = None
 
 
+class PolitenessRecord(BaseModel):
+    """What a live run's politeness did in one episode (rig.politeness): the limits it kept and how often it
+    held requests back or backed off."""
+
+    rate_per_host: float = Field(description="requests a second each host was sent at most (0: no rate limit)")
+    burst: int = Field(description="requests a host could take at once before the rate limit applied")
+    max_per_host: int = Field(description="requests in flight to one host at most (0: no cap)")
+    user_agent: str | None = Field(default=None, description="the user agent the browser sent (the rig's suffix added)")
+    requests: int = Field(default=0, description="http(s) requests that went through the gate")
+    delayed: int = Field(default=0, description="requests held back by the rate limit, the cap or a backoff")
+    waited_s: float = Field(default=0.0, description="seconds those requests were held back, in total")
+    max_in_flight: dict[str, int] = Field(default_factory=dict, description="host -> most requests in flight at once")
+    backoffs: int = Field(default=0, description="429/503 answers, after each of which the host got a pause")
+    backoff_hosts: dict[str, int] = Field(default_factory=dict, description="host -> its 429/503 answers")
+    retries: int = Field(default=0, description="the rig's own navigations (start page, operator captures) sent "
+                                                "again after a 429/503")
+
+
 class Episode(BaseModel):
     """`episode.json`. Written with status `incomplete` when an episode starts, rewritten when it ends;
     an episode killed mid-way stays `incomplete`. `infra_error` is never scored as the agent's zero."""
@@ -61,6 +79,12 @@ class Episode(BaseModel):
     tab_count: int = 0
     downloads: list[dict[str, Any]] = Field(default_factory=list, description="downloads saved under downloads/")
     download_count: int = 0
+    start_hidden: bool = Field(default=False, description="the agent started on a blank page, the task's start page "
+                                                          "not named in its prompt")
+    live: bool = Field(default=False, description="the browser could reach the network (`--live`)")
+    resolve: list[str] = Field(default_factory=list, description="host mappings in force (`--resolve HOST=ADDR:PORT`)")
+    ignore_https_errors: bool = Field(default=False, description="certificate errors were accepted")
+    politeness: PolitenessRecord | None = Field(default=None, description="what a live run's politeness did")
 
     def finish(self, status: Status, error: str | None = None, steps: int | None = None) -> None:
         """Mark the episode ended with a status."""

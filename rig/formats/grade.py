@@ -262,11 +262,15 @@ class Grade(BaseModel):
     scores: TableScore | None = Field(default=None, description="answer-table scores (null: a records-only task)")
     records: list[RecordCheck] = Field(default_factory=list, description="per-record verdicts (tasks with `records`)")
     record_scores: RollupScores | None = Field(default=None, description="soft and hard record P/R/F1 (tasks with `records`)")
+    annotated: bool = Field(default=True, description="the task has gold states; false: its state metrics (gold-state "
+                                                      "reach, answer states, state-anchored rows, evidence) are not "
+                                                      "annotated: null, never 0")
     gold_states: list[StateReach] = Field(default_factory=list)
     answer_states: list[str] = Field(default_factory=list)
     evidence: list[EvidenceCheck] = Field(default_factory=list)
     rows: list[RowProvenance] = Field(default_factory=list, description="provenance of each answer row")
-    state_anchored_rows: float | None = Field(default=None, description="share of answer rows visible in an answer state")
+    state_anchored_rows: float | None = Field(default=None, description="share of answer rows visible in an answer state "
+                                                                        "(null: no rows, or the task is not annotated)")
     drift: list[DriftEvent] = Field(default_factory=list)
     reference_episode: str | None = Field(default=None, description="the reference run compared against (null: none found)")
     first_divergence: Divergence | None = Field(default=None, description="null with a reference_episode: no divergence")

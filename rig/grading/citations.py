@@ -67,9 +67,10 @@ def _on_steps(check: CitationCheck, excerpt: str, tiers: list[list[int]], steps:
     i, name = anchored[0] if anchored else (hits[0], None)
     check.verified, check.match, check.step, check.state = True, best, steps[i].step, steps[i].state
     check.steps, check.gold_state = [steps[j].step for j in hits], name
-    check.state_anchored = bool(anchored) if states else None
+    judged = states is not None and bool(states.order)  # a task without gold states is not annotated: null
+    check.state_anchored = bool(anchored) if judged else None
     check.reason = f"excerpt found ({best}) at step {steps[i].step}" + (
-        "" if states is None else f", in gold state `{name}`" if name else ", in no gold state: not state-anchored")
+        "" if not judged else f", in gold state `{name}`" if name else ", in no gold state: not state-anchored")
 
 
 def _in_responses(check: CitationCheck, excerpt: str, url: str, evidence: Evidence) -> None:

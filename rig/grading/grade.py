@@ -98,9 +98,10 @@ def grade_episode(episode_dir: str | Path | EpisodeDir, task: Task | None = None
     grade.site_found, grade.site_found_step = site_found(task, steps)
     grade.scored, grade.passed = True, all(passed) and not grade.incomplete_evidence
     es = EpisodeStates(task, steps, texts, answer)
+    grade.annotated = task.annotated
     grade.gold_states, grade.answer_states, grade.evidence = es.reach(), es.answer_names, _evidence(task, es)
     grade.rows = es.provenance()
-    if grade.rows:
+    if grade.rows and task.annotated:  # not annotated: null, never 0
         grade.state_anchored_rows = sum(p.state_anchored for p in grade.rows) / len(grade.rows)
     index = {s.step: i for i, s in enumerate(steps)}
     grade.drift = es.drift({index[n] for p in grade.rows for n in p.steps})

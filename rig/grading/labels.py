@@ -57,7 +57,7 @@ def label_episode(es: EpisodeStates, score: TableScore, rows: list[RowProvenance
     """The failure category of a scored episode whose answer is not perfect (None when it is)."""
     if is_perfect(score):
         return None
-    return _state_cause(es, rows) or _answer_cause(es, score, rows)
+    return (_state_cause(es, rows) if es.answer_names else None) or _answer_cause(es, score, rows)
 
 
 def _rows(rs: list[int]) -> str:

@@ -70,9 +70,13 @@ def _core(state: GoldState) -> list[StateConstraint]:
 
 
 def answer_states(task: Task) -> list[str]:
-    """The last gold state and earlier ones with the same scope and criterion constraints."""
+    """The last gold state and earlier ones with the same scope and criterion constraints (none for a task without
+    gold states: it is not annotated)."""
     def sig(s: GoldState) -> set[tuple[str, str, str]]:
         return {(c.key, c.op, json.dumps(c.value, sort_keys=True)) for c in _core(s)}
+
+    if not task.gold_states:
+        return []
 
     last = sig(task.gold_states[-1])
     return [s.name for s in task.gold_states if sig(s) == last]
@@ -197,6 +201,8 @@ class EpisodeStates:
             if anchored:
                 i, p.gold_state = anchored[0]
                 p.step, p.state_anchored = self.steps[i].step, True
+            elif idx and not self.answer_names:  # not annotated: where the row was read, judged against no state
+                p.step = self.steps[idx[0]].step
             elif idx:
                 i, name = self.closest_answer(idx)
                 p.step, p.violations = self.steps[i].step, self.violations(name, i)

@@ -87,7 +87,7 @@ def _discovery(grades: list[Grade]) -> dict[str, float | int | None]:
 
 def _group(agent: str, variant: str | None, grades: list[Grade]) -> GroupSummary:
     scored = [g for g in grades if g.scored]
-    rows = [p for g in scored for p in g.rows]
+    rows = [p for g in scored if g.annotated for p in g.rows]  # rows of tasks without gold states anchor nothing
     fam: dict[str, list[Grade]] = defaultdict(list)
     for g in grades:
         fam[g.family or "unknown"].append(g)
@@ -156,6 +156,11 @@ def summarize(grades: list[Grade], runs_dir: str) -> Summary:
 
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.2f}"
+
+
+def _state_pct(x: float | None) -> str:
+    """A retrieval-state metric: blank when null (the tasks have no gold states: not annotated), never 0."""
+    return "" if x is None else _pct(x)
 
 
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&])")
@@ -252,8 +257,12 @@ def markdown(summary: Summary) -> str:
         pk = [_pct(g.passk.get("pass@1")), _pct(g.passk.get("avg@1")),
               f"{_pct(g.passk[f'pass@{k}'])} (k={k})" if k else "–", _pct(g.passk[f"avg@{k}"]) if k else "–"]
         out.append(f"| {md_text(g.agent)} | {md_text(g.variant or '–')} | {g.episodes} | {g.scored} | {g.infra} "
-                   f"| {_pct(g.gold_state_reach)} | {_pct(g.answer_state_reach)} | {_pct(g.state_anchored_rows)} | "
+                   f"| {_state_pct(g.gold_state_reach)} | {_state_pct(g.answer_state_reach)} "
+                   f"| {_state_pct(g.state_anchored_rows)} | "
                    + " | ".join(pk) + " | " + " | ".join(str(g.failures[c]) for c in CATEGORIES) + " |")
+    if any(g.scored and g.gold_state_reach is None for g in summary.groups):
+        out += ["", ("Blank retrieval-state cells: those tasks have no gold states (not annotated), so nothing is "
+                     "measured there; it is not a zero.")]
     if any(g.record_episodes for g in summary.groups):
         out += ["", "## Evidence records (soft and hard precision, recall, F1; means over record tasks)", "",
                 "| Agent | Variant | Record episodes | Soft P | Soft R | Soft F1 | Hard P | Hard R | Hard F1 |",

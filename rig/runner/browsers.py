@@ -12,16 +12,21 @@ from playwright.async_api import Browser, BrowserContext, Playwright
 
 from rig.browser import launch, launch_for_cdp
 from rig.errors import InfraError
+from rig.runner.live import Network
 
 
 class BrowserPool:
     """Hands out the executor's browser, relaunching it after a crash."""
 
     def __init__(self, pw: Playwright | None, headless: bool = True, context_options: dict | None = None,
-                 sealed: bool = False) -> None:
+                 sealed: bool = False, network: Network | None = None) -> None:
         self.pw, self.headless, self.sealed = pw, headless, sealed
+        #: How the browser reaches the network (loopback only, or live), host mappings, certificate errors.
+        self.network = network or Network()
         #: Extra options for every new context (frozen replay blocks service workers).
-        self.context_options = dict(context_options or {})
+        self.context_options = {**self.network.context_options(), **(context_options or {})}
+        #: The user agent contexts send (a live run's politeness adds the rig's suffix); None: the browser's own.
+        self.user_agent: str | None = None
         #: Launch with `rig.browser.SEALED_FLAGS` (frozen and allow-listed runs: no WebRTC UDP).
         self._browser: Browser | None = None
         self._lock = asyncio.Lock()
@@ -29,9 +34,10 @@ class BrowserPool:
         self.launches = 0
 
     @classmethod
-    def around(cls, browser: Browser) -> BrowserPool:
-        """A pool that hands out a browser someone else launched (and closes it never)."""
-        pool = cls(None)
+    def around(cls, browser: Browser, network: Network | None = None) -> BrowserPool:
+        """A pool that hands out a browser someone else launched (and closes it never); `network` gives its contexts'
+        options (certificate errors, politeness's user agent), the launch having set the rest."""
+        pool = cls(None, network=network)
         pool._browser, pool._owned = browser, False
         return pool
 
@@ -41,13 +47,28 @@ class BrowserPool:
             if self._browser is None or not self._browser.is_connected():
                 if self.pw is None:
                     raise InfraError("the browser this recording was given is gone")
-                self._browser = await launch(self.pw, headless=self.headless, sealed=self.sealed)
+                self._browser = await launch(self.pw, headless=self.headless, sealed=self.sealed,
+                                             local_only=self.network.local_only, resolve=self.network.resolve)
                 self.launches += 1
             return self._browser
+
+    async def _learn_user_agent(self) -> None:
+        """With politeness, read the browser's own user agent once and add the rig's suffix to every context's."""
+        polite = self.network.politeness
+        if polite is None or self.user_agent is not None:
+            return
+        ctx = await (await self.get()).new_context()
+        try:
+            page = await ctx.new_page()
+            self.user_agent = polite.user_agent(await page.evaluate("navigator.userAgent"))
+        finally:
+            await _quiet_close(ctx)
+        self.context_options["user_agent"] = self.user_agent
 
     @asynccontextmanager
     async def context(self, cdp: bool) -> AsyncIterator[tuple[BrowserContext, str | None, Browser | None]]:
         """A fresh context: in the shared browser, or (for CDP drivers) in a browser of its own."""
+        await self._learn_user_agent()
         if not cdp:
             browser = await self.get()
             ctx = await browser.new_context(**self.context_options)
@@ -61,6 +82,7 @@ class BrowserPool:
         profile = tempfile.mkdtemp(prefix="rig-cdp-profile-")
         try:
             ctx, url = await launch_for_cdp(self.pw, profile, headless=self.headless, sealed=self.sealed,
+                                            local_only=self.network.local_only, resolve=self.network.resolve,
                                             **self.context_options)
             try:
                 yield ctx, url, ctx.browser

@@ -8,6 +8,8 @@ from typing import Literal
 
 from rig.agents.base import Budget
 from rig.errors import InputError
+from rig.politeness import Politeness
+from rig.runner.live import Network
 
 VARIANTS = ("constraint", "goal")
 
@@ -34,6 +36,18 @@ class RunConfig:
     headless: bool = True
     #: A live run reaches only the sites server and these hosts (HOST or HOST:PORT).
     allow_hosts: list[str] | None = None
+    #: The browser may reach the network (`--live`); else loopback only.
+    live: bool = False
+    #: Host mappings, `HOST=ADDR:PORT` (`--resolve`).
+    resolve: list[str] = field(default_factory=list)
+    #: Accept certificate errors (`--ignore-https-errors`).
+    ignore_https_errors: bool = False
+    #: A live run's politeness (None: the defaults of `rig.politeness.Politeness`).
+    politeness: Politeness | None = None
+
+    def network(self) -> Network:
+        """The run's network settings (InputError naming a bad `--resolve`)."""
+        return Network.of(self.live, self.resolve, self.ignore_https_errors, self.politeness)
 
     def check(self) -> None:
         """InputError naming the option that is wrong."""
@@ -46,3 +60,9 @@ class RunConfig:
             raise InputError("--trials/--concurrency", None, "must be at least 1")
         if self.frozen is not None and self.executor != "local":
             raise InputError("--frozen", None, "frozen runs use the local executor")
+        if self.frozen is not None and self.live:
+            raise InputError("--live", None, "a run is either live or --frozen (answered from a snapshot with no "
+                                             "network), not both")
+        p = self.politeness
+        if p is not None and (p.rate_per_host < 0 or p.max_per_host < 0):
+            raise InputError("--rate-limit/--max-per-host", None, "must be 0 (no limit) or more")

@@ -28,9 +28,12 @@ from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailure
 from rig.formats.episode import Episode, Status
 from rig.formats.task import Task
+from rig.politeness import PoliteGate, polite_goto
+from rig.runner.adapters import episode_adapters
 from rig.runner.browsers import BrowserPool
 from rig.runner.budget import BudgetExceeded, supervise
 from rig.runner.hosts import HostGuard
+from rig.runner.live import task_hosts
 from rig.runner.pageevents import PageEvents
 from rig.runner.spec import EpisodeSpec
 from rig.tasks.loader import BUNDLED_DIR
@@ -75,16 +78,19 @@ class _Infra(Exception):
 async def run_episode(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ctx: EpisodeContext) -> Episode:
     """Run one episode into its directory; infrastructure failures are retried (each failed attempt kept under
     `attempts/`) and never scored as the agent's."""
-    start_url = spec.start(ctx.sites_url)
     task = spec.task
+    hidden = task is not None and task.start_hidden
+    start_url = "about:blank" if hidden else spec.start(ctx.sites_url)  # a hidden start: the agent finds the site
+    network = ctx.pool.network
     episode = Episode(
         task_id=task.id if task else None, variant=spec.variant, agent=agent.name, model=agent.model, trial=spec.trial,
         prompt=task.prompt(spec.variant) if task and spec.variant else None, start_url=start_url,
-        injected_fault=getattr(agent, "injected_fault", None), task_path=_task_path(task),
+        injected_fault=getattr(agent, "injected_fault", None), task_path=_task_path(task), start_hidden=hidden,
+        live=network.live, resolve=network.resolve_values, ignore_https_errors=network.ignore_https_errors,
     )
     allowed = None
     if ctx.allow_hosts is not None and ctx.frozen is None:  # a frozen run reaches no network at all
-        allowed = sorted({*ctx.allow_hosts, *_site_hosts(ctx.sites_url)})
+        allowed = sorted({*ctx.allow_hosts, *_site_hosts(ctx.sites_url), *task_hosts(task)})
         episode.allowed_hosts = allowed
     attempt_no = 0
     try:
@@ -111,6 +117,11 @@ def _site_hosts(sites_url: str) -> list[str]:
     return [f"{host}:{parts.port or (443 if parts.scheme == 'https' else 80)}"] if host else []
 
 
+def _script_base(task: Task | None, sites_url: str) -> str:
+    """Where relative URLs of the agent's scripts resolve: a start_url task's start page, else the sites server."""
+    return task.start_url if task is not None and task.start_url is not None else sites_url
+
+
 def _task_path(task: Task | None) -> str | None:
     """The task file, for tasks that are not bundled (so grading can find them)."""
     source = task.source if task else None
@@ -126,24 +137,31 @@ async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episo
     rec: Recorder | None = None
     events: PageEvents | None = None
     guard = HostGuard(allowed) if allowed is not None else None
+    politeness = ctx.pool.network.politeness if ctx.frozen is None else None
+    gate: PoliteGate | None = None
     try:
         async with ctx.pool.context(agent.needs_cdp) as (context, cdp_url, browser):
             episode.versions.chromium = browser.version if browser is not None else None
             session = await ctx.frozen.attach(context) if ctx.frozen is not None else None
+            if politeness is not None:  # routed before the allow-list (the last route registered runs first)
+                gate = await PoliteGate(politeness, ctx.pool.user_agent).attach(context)
             if guard is not None:
                 await guard.attach(context)
-            rec = await Recorder.attach(context, out_dir, options=ctx.options, adapters=ctx.adapters)
+            rec = await Recorder.attach(context, out_dir, options=ctx.options,
+                                        adapters=episode_adapters(spec.task, ctx.adapters))
             events = PageEvents.attach(context, rec, directory)
             if guard is not None:
                 guard.redact = rec.redactor.url
             page = context.pages[0] if context.pages else await context.new_page()
-            if episode.start_url:
+            record = gate.record if gate is not None else None
+            if episode.start_url and episode.start_url != "about:blank":
                 async with rec.action(Action(type="goto", value=episode.start_url)):
-                    await page.goto(episode.start_url, timeout=30_000)
+                    await polite_goto(page, episode.start_url, politeness, record)
             env = EpisodeEnv(
                 task=spec.task, variant=spec.variant, prompt=episode.prompt or "", start_url=episode.start_url or "",
                 sites_url=ctx.sites_url, context=context, page=page, recorder=rec, out_dir=out_dir, budget=ctx.budget,
-                cdp_url=cdp_url, console=ctx.console or sys.stdout,
+                cdp_url=cdp_url, console=ctx.console or sys.stdout, base_url=_script_base(spec.task, ctx.sites_url),
+                politeness=politeness, politeness_record=record,
             )
             status, error = await _drive(agent, env, rec, ctx.budget, browser, directory)
             await events.finish()
@@ -165,6 +183,8 @@ async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episo
     finally:
         if guard is not None:
             episode.blocked_requests, episode.blocked_urls = guard.blocked, guard.urls
+        if gate is not None:
+            episode.politeness = gate.record
         if events is not None:
             events.write_to(episode)
     logger.info("{}: {} ({} steps){}", spec.label, episode.status, episode.steps, f": {episode.error}" if episode.error else "")
@@ -200,7 +220,10 @@ def _redacted_answer(answer: Answer, rec: Recorder) -> Answer:
     r = rec.redactor
     return answer.model_copy(update={
         "rows": [[r.text(c) for c in row] for row in answer.rows],
-        "citations": [c.model_copy(update={"url": r.url(c.url), "excerpt": r.text(c.excerpt)}) for c in answer.citations],
+        "citations": [c.model_copy(update={
+            "url": r.url(c.url), "excerpt": r.text(c.excerpt), "final_url": r.url(c.final_url) if c.final_url else None,
+            "redirects": [r.url(u) for u in c.redirects] if c.redirects is not None else None,
+        }) for c in answer.citations],
     })
 
 

@@ -21,6 +21,7 @@ from rig.formats.task import Task
 from rig.runner.browsers import BrowserPool
 from rig.runner.episode import EpisodeContext, run_episode
 from rig.runner.hosts import ALLOW_LIST_CONTEXT_OPTIONS
+from rig.runner.live import Network
 from rig.runner.spec import EpisodeSpec
 from rig.sites import bundled_adapters
 
@@ -83,13 +84,15 @@ def _resume(spec: EpisodeSpec, runs: RunsDir) -> EpisodeSpec:
     return spec
 
 
-def context_options(frozen: bool, allow_hosts: list[str] | None) -> dict[str, Any] | None:
-    """Context options for episodes answered from a snapshot, or allow-listed (service workers blocked in both)."""
+def context_options(frozen: bool, allow_hosts: list[str] | None, network: Network | None = None) -> dict[str, Any] | None:
+    """Context options for episodes answered from a snapshot, allow-listed, or polite (service workers blocked in all:
+    their requests bypass routing)."""
     if frozen:
         from replay import REPLAY_CONTEXT_OPTIONS
 
         return dict(REPLAY_CONTEXT_OPTIONS)
-    return dict(ALLOW_LIST_CONTEXT_OPTIONS) if allow_hosts is not None else None
+    routed = allow_hosts is not None or (network is not None and network.politeness is not None)
+    return dict(ALLOW_LIST_CONTEXT_OPTIONS) if routed else None
 
 
 def _complete(directory: EpisodeDir) -> bool:
@@ -124,10 +127,13 @@ async def run_local(
     headless: bool = True,
     frozen: FrozenSite | None = None,
     allow_hosts: list[str] | None = None,
+    network: Network | None = None,
 ) -> list[Episode]:
     """Run episodes, at most `concurrency` at once, each in its own browser context of one shared browser.
 
     With `allow_hosts` (live runs), each context reaches only the sites server and those hosts (rig.runner.hosts).
+    `network` says whether the browser may reach the network, with which host mappings and politeness
+    (rig.runner.live).
     """
     stats = RunStats()
     sem = asyncio.Semaphore(max(1, concurrency))
@@ -140,8 +146,9 @@ async def run_local(
                             description=f"episodes (running {stats.running}, failing {stats.failing})")
 
     async with async_playwright() as pw:
-        pool = BrowserPool(pw, headless=headless, context_options=context_options(frozen is not None, allow_hosts),
-                           sealed=frozen is not None or allow_hosts is not None)
+        pool = BrowserPool(pw, headless=headless,
+                           context_options=context_options(frozen is not None, allow_hosts, network),
+                           sealed=frozen is not None or allow_hosts is not None, network=network)
         ctx = EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(),
                              options=options, frozen=frozen, allow_hosts=allow_hosts)
 

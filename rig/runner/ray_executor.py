@@ -18,6 +18,7 @@ from rig.agents.base import Budget
 from rig.errors import InputError
 from rig.formats.episode import Episode
 from rig.runner.config import RunConfig
+from rig.runner.live import Network
 from rig.runner.spec import EpisodeSpec
 
 
@@ -25,12 +26,14 @@ class EpisodeWorker:
     """One worker process: runs episodes one at a time with its own browser."""
 
     def __init__(self, agent: str, model: str | None, answer_file: str | None, runs_dir: str,
-                 sites_url: str | None, budget: Budget, headless: bool, allow_hosts: list[str] | None = None) -> None:
+                 sites_url: str | None, budget: Budget, headless: bool, allow_hosts: list[str] | None = None,
+                 network: Network | None = None) -> None:
         from rig.agents.registry import make_agent
         from rig.sites import SitesServer
 
         self.agent = make_agent(agent, model=model, answer_file=Path(answer_file) if answer_file else None)
         self.runs_dir, self.budget, self.headless, self.allow_hosts = Path(runs_dir), budget, headless, allow_hosts
+        self.network = network
         self.sites = None if sites_url else SitesServer().start()
         self.sites_url = sites_url or self.sites.url
         self.pw: Any = None
@@ -48,8 +51,9 @@ class EpisodeWorker:
 
         if self.ctx is None:
             self.pw = await async_playwright().start()
-            pool = BrowserPool(self.pw, headless=self.headless, context_options=context_options(False, self.allow_hosts),
-                               sealed=self.allow_hosts is not None)
+            pool = BrowserPool(self.pw, headless=self.headless,
+                               context_options=context_options(False, self.allow_hosts, self.network),
+                               sealed=self.allow_hosts is not None, network=self.network)
             self.ctx = EpisodeContext(pool=pool, sites_url=self.sites_url, budget=self.budget,
                                       adapters=bundled_adapters(), allow_hosts=self.allow_hosts)
         ep = await run_episode(spec, self.agent, spec.directory(RunsDir(self.runs_dir)), self.ctx)
@@ -57,7 +61,7 @@ class EpisodeWorker:
 
 
 def run_ray(specs: list[EpisodeSpec], config: RunConfig, *, progress: Progress | None = None,
-            allow_hosts: list[str] | None = None) -> list[Episode]:
+            allow_hosts: list[str] | None = None, network: Network | None = None) -> list[Episode]:
     """Run episodes as Ray tasks on `config.concurrency` worker actors; return them in `specs` order."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     try:
@@ -73,7 +77,7 @@ def run_ray(specs: list[EpisodeSpec], config: RunConfig, *, progress: Progress |
         worker = ray.remote(num_cpus=1, max_concurrency=1)(EpisodeWorker)
         answer_file = str(config.answer_file) if config.answer_file else None
         actors = [worker.remote(config.agent, config.model, answer_file, str(config.runs_dir.resolve()), config.sites_url,
-                                config.budget, config.headless, allow_hosts)
+                                config.budget, config.headless, allow_hosts, network)
                   for _ in range(max(1, min(config.concurrency, len(specs))))]
         bar = progress.add_task("episodes (ray)", total=len(specs)) if progress else None
         results: list[Episode] = []

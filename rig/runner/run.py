@@ -14,9 +14,11 @@ from rig.errors import InputError
 from rig.formats.episode import Episode
 from rig.formats.task import Task
 from rig.log import add_run_log
+from rig.runner.adapters import task_adapter
 from rig.runner.config import VARIANTS, RunConfig
 from rig.runner.frozen import open_frozen
 from rig.runner.hosts import parse_hosts
+from rig.runner.live import check_reachable
 from rig.runner.local import claim, plan, run_local
 from rig.runner.spec import agent_identity
 from rig.sites import SitesServer
@@ -37,7 +39,13 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
     """Run every (task, variant, agent, trial) episode into the runs directory; return their episode records."""
     config.check()
     allow = parse_hosts(config.allow_hosts) if config.allow_hosts is not None else None
+    network = config.network()
     tasks = select_tasks(config.tasks)
+    check_reachable(tasks, network, frozen=config.frozen is not None)  # before any episode
+    for task in tasks:
+        task_adapter(task)  # a missing or bad adapter file fails the run before any episode
+        if task.start_hidden and task.start_url and task.start_url in task.prompts.constraint + task.prompts.goal:
+            logger.warning("{}: start_hidden, but a prompt names the start page {}", task.id, task.start_url)
     agent = make_agent(config.agent, model=config.model, answer_file=config.answer_file)
     check = getattr(agent, "check", None)
     for task in tasks if check else []:
@@ -56,11 +64,11 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
         if config.executor == "ray":
             from rig.runner.ray_executor import run_ray
 
-            return run_ray(specs, config, progress=progress, allow_hosts=allow)
+            return run_ray(specs, config, progress=progress, allow_hosts=allow, network=network)
         with SitesServer() if sites_url is None else nullcontext() as srv:
             url = sites_url or srv.url
             return asyncio.run(run_local(specs, agent, runs.path, sites_url=url, budget=config.budget,
                                          concurrency=config.concurrency, progress=progress, headless=config.headless,
-                                         frozen=snapshot, allow_hosts=allow))
+                                         frozen=snapshot, allow_hosts=allow, network=network))
     finally:
         logger.remove(log)

@@ -1,0 +1,237 @@
+"""Live runs from the command line on the offline web (tests/liveweb.py): a start_url task on a portal that is not a
+bundled site, reached by name with `--resolve` over HTTPS; graded from its files (state metrics null when the task
+has no gold states, real numbers with raw-key gold states); refused without `--live`; hidden starts; site adapters
+named by the task file; politeness (rate limit, concurrency cap, 429 backoff, user agent); `rig record --live`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rig.episode_dir import EpisodeDir
+
+RIG = Path(sys.executable).parent / "rig"
+START = "https://portal.example.org/search"
+#: The portal's datasets from 2020 on, read off the results table.
+SCRIPT = [
+    {"select": {"selector": "#kind", "value": "dataset"}},
+    {"fill": {"selector": "#year_from", "value": "2020"}},
+    {"click": "text=Search"},
+    {"wait_for": "table#results tbody tr"},
+    {"extract_table": {"selector": "table#results", "as": "results"}},
+    {"answer": {"from": "results", "columns": ["ID", "Title", "Year"]}},
+]
+RAW_GOLD_STATES = [
+    {"name": "datasets_2020", "constraints": [
+        {"key": "url.path", "value": "/results", "tag": "view"},
+        {"key": "url.query.kind", "value": "dataset", "tag": "scope"},
+        {"key": "url.query.year_from", "value": "2020", "tag": "criterion"}]},
+]
+
+
+def rig(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the `rig` command as its own process."""
+    return subprocess.run([str(RIG), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def gold_rows(liveweb) -> list[list[str]]:
+    """ID, Title, Year of the portal's datasets from 2020 on, as the portal serves them now."""
+    return [[r[0], r[1], r[4]] for r in liveweb.data.matching(kind="dataset", year_from=2020)]
+
+
+def write_task(path: Path, liveweb, **fields: Any) -> Path:
+    """A start_url task file on the portal (no gold states unless given)."""
+    task = {"id": path.stem, "family": "environment", "start_url": START, "origins": ["portal.example.org"],
+            "prompts": {"constraint": "On the survey portal, search for datasets from 2020 on; list ID, Title, Year.",
+                        "goal": "Which survey datasets date from 2020 or later?"},
+            "output": {"columns": ["ID", "Title", "Year"], "key": ["ID"], "order": "as the portal lists them"},
+            "gold": {"rows": gold_rows(liveweb)}, **fields}
+    path.write_text(yaml.safe_dump(task, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def script_file(tmp_path: Path, actions: list[dict[str, Any]] = SCRIPT) -> Path:
+    path = tmp_path / "agent.yaml"
+    path.write_text(yaml.safe_dump(actions, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def live_args(liveweb) -> list[str]:
+    return ["--live", *liveweb.resolve_args(), "--ignore-https-errors"]
+
+
+def episodes(runs: Path) -> list[EpisodeDir]:
+    return [EpisodeDir(p.parent) for p in sorted(runs.glob("*/*/*/trial-*/episode.json"))]
+
+
+def grade(runs: Path) -> dict[str, Any]:
+    res = rig("grade", str(runs), "--json")
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout)
+
+
+def test_live_run_of_an_unannotated_start_url_task_reports_state_metrics_as_not_annotated(liveweb, tmp_path):
+    task, runs = write_task(tmp_path / "portal-datasets.yaml", liveweb), tmp_path / "runs"
+    res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(tmp_path)}", "--variant", "constraint",
+              "--out", str(runs), *live_args(liveweb))
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    [ed] = episodes(runs)
+    ep = ed.read_episode()
+    assert (ep.status, ep.error, ep.start_url, ep.live, ep.ignore_https_errors) == ("ok", None, START, True, True)
+    assert ep.resolve == [liveweb.hosts[h].resolve for h in liveweb.HOSTS]
+    assert ed.read_answer().rows == gold_rows(liveweb)
+    assert liveweb.portal.requests_to("/results"), "the run reached the portal by its name"
+    steps = ed.steps()
+    assert steps[0].url == START and steps[-1].state["url.query.kind"] == "dataset"
+
+    summary = grade(runs)
+    g = json.loads(ed.grade_file.read_text())
+    assert g["scored"] and g["passed"] and g["scores"]["row_f1"] == 1.0
+    assert (g["annotated"], g["gold_states"], g["state_anchored_rows"], g["evidence"]) == (False, [], None, [])
+    assert g["label"] is None and all(r["state_anchored"] is False and r["steps"] for r in g["rows"])
+    [group] = summary["groups"]
+    assert (group["gold_state_reach"], group["answer_state_reach"], group["state_anchored_rows"]) == (None, None, None)
+    assert group["row_f1"] == 1.0
+    md = (runs / "summary.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| scripted") and "| constraint |" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[5:8] == ["", "", ""], f"state metrics of an unannotated task are blank, never 0: {row}"
+    assert "not annotated" in md
+
+    report = tmp_path / "report"
+    res = rig("report", str(runs), "--out", str(report))
+    assert res.returncode == 0, res.stderr[-2000:]
+    html = (report / "index.html").read_text()
+    assert 'title="not annotated: the tasks have no gold states"' in html
+
+
+def test_raw_key_gold_states_grade_a_live_run_with_real_numbers(liveweb, tmp_path):
+    task = write_task(tmp_path / "portal-raw.yaml", liveweb, gold_states=RAW_GOLD_STATES, evidence=[
+        {"state": "datasets_2020", "description": "the filtered result table", "url_contains": "/results"}])
+    runs = tmp_path / "runs"
+    wrong = [dict(a) for a in SCRIPT]
+    wrong[1] = {"fill": {"selector": "#year_from", "value": "2019"}}  # a criterion off by one year
+    for name, actions in (("right", SCRIPT), ("wrong", wrong)):
+        d = tmp_path / name
+        d.mkdir()
+        res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(d, actions)}", "--variant", "goal",
+                  "--out", str(runs), *live_args(liveweb))
+        assert res.returncode == 0, res.stderr[-3000:]
+    grade(runs)
+    grades = {json.loads(ed.grade_file.read_text())["agent"].rsplit("/", 2)[-2]: json.loads(ed.grade_file.read_text())
+              for ed in episodes(runs)}
+    right, wrong_g = grades["right"], grades["wrong"]
+    assert right["annotated"] and right["gold_states"][0]["reached"] and right["state_anchored_rows"] == 1.0
+    assert right["evidence"][0]["met"] and right["passed"]
+    assert not wrong_g["gold_states"][0]["reached"] and wrong_g["state_anchored_rows"] == 0.0
+    unmet = {v["key"]: v["actual"] for v in wrong_g["gold_states"][0]["unmet"]}
+    assert unmet == {"url.query.year_from": "2019"}
+    assert wrong_g["label"] == "criterion_mismatch", wrong_g["rationale"]
+
+
+def test_a_task_off_loopback_is_refused_without_live_before_any_episode(liveweb, tmp_path):
+    task, runs = write_task(tmp_path / "portal-off.yaml", liveweb), tmp_path / "runs"
+    res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(tmp_path)}", "--out", str(runs),
+              *liveweb.resolve_args(), "--ignore-https-errors")
+    assert res.returncode == 1
+    said = " ".join(res.stderr.split())
+    assert "start_url" in said and "--live" in said and "--frozen" in said and str(task) in said, said
+    assert not episodes(runs) and liveweb.portal.hits == 0
+    res = rig("run", "--task", str(task), "--agent", "reference", "--live", "--frozen", "site_snapshots",
+              "--out", str(runs))
+    assert res.returncode == 1 and "either live or --frozen" in " ".join(res.stderr.split())
+    res = rig("run", "--task", str(task), "--agent", "reference", "--live", "--resolve", "portal.example.org:443",
+              "--out", str(runs))
+    assert res.returncode == 1 and "--resolve" in res.stderr and "HOST=ADDR:PORT" in res.stderr
+
+
+def test_hidden_start_begins_on_a_blank_page_and_the_prompt_names_no_start_page(liveweb, tmp_path):
+    reference = [{"goto": "/search"}, *SCRIPT]  # relative to the task's start_url, which the agent is not told
+    task = write_task(tmp_path / "portal-hidden.yaml", liveweb, start_hidden=True, reference_solution=reference)
+    runs = tmp_path / "runs"
+    res = rig("run", "--task", str(task), "--agent", "reference", "--variant", "goal", "--out", str(runs),
+              *live_args(liveweb))
+    assert res.returncode == 0, res.stderr[-3000:]
+    [ed] = episodes(runs)
+    ep = ed.read_episode()
+    assert (ep.status, ep.start_url, ep.start_hidden) == ("ok", "about:blank", True)
+    assert ep.prompt and "portal.example.org" not in ep.prompt
+    steps = ed.steps()
+    assert steps[0].action.type == "goto" and steps[0].url == START, "the first step is the agent's own goto"
+    assert ed.read_answer().rows == gold_rows(liveweb)
+    first = liveweb.portal.requests[0]
+    assert first.path == "/search" and "sgr-rig/" in first.headers["user-agent"]
+
+
+def test_a_task_adapter_file_gives_dimensions(liveweb, tmp_path):
+    (tmp_path / "adapters").mkdir()
+    (tmp_path / "adapters" / "portal.yaml").write_text(yaml.safe_dump({
+        "site": "portal", "path_prefix": "/", "dimensions": {
+            "kind": {"tag": "scope", "keys": ["url.query.kind"]},
+            "since": {"tag": "criterion", "keys": ["url.query.year_from"]}},
+        "page": {"result_count": {"selector": "#count", "regex": r"(\d+) results"}}}), encoding="utf-8")
+    states = [{"name": "datasets_2020", "constraints": [
+        {"key": "dim.kind", "value": "dataset", "tag": "scope"}, {"key": "dim.since", "value": "2020", "tag": "criterion"}]}]
+    task = write_task(tmp_path / "portal-dims.yaml", liveweb, adapter="adapters/portal.yaml", gold_states=states)
+    runs = tmp_path / "runs"
+    res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(tmp_path)}", "--variant", "constraint",
+              "--out", str(runs), *live_args(liveweb))
+    assert res.returncode == 0, res.stderr[-3000:]
+    [ed] = episodes(runs)
+    last = ed.steps()[-1].state
+    assert (last["dim.kind"], last["dim.since"], last["page.result_count"]) == ("dataset", "2020", "5")
+    grade(runs)
+    g = json.loads(ed.grade_file.read_text())
+    assert g["gold_states"][0]["reached"] and g["state_anchored_rows"] == 1.0
+
+    bad = write_task(tmp_path / "portal-noadapter.yaml", liveweb, adapter="adapters/missing.yaml")
+    res = rig("run", "--task", str(bad), "--agent", "reference", "--out", str(tmp_path / "runs2"), *live_args(liveweb))
+    assert res.returncode == 1 and "adapter" in res.stderr and "missing.yaml" in res.stderr
+    assert not (tmp_path / "runs2").exists() or not episodes(tmp_path / "runs2")
+
+
+def test_politeness_holds_requests_back_and_backs_off_after_429(liveweb, tmp_path):
+    gets = [{"goto": "https://portal.example.org/gallery/8"}, {"goto": "https://portal.example.org/record/1"}]
+    out = tmp_path / "recorded"
+    res = rig("record", "--script", str(script_file(tmp_path, gets)), "--out", str(out), *live_args(liveweb),
+              "--rate-limit", "1", "--max-per-host", "1")
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    ep = EpisodeDir(out).read_episode()
+    p = ep.politeness
+    assert ep.status == "ok" and ep.live and p is not None
+    assert (p.rate_per_host, p.burst, p.max_per_host) == (1.0, 1, 1)
+    assert p.requests >= 10 and p.delayed >= 7 and p.waited_s > 0, p  # 8 images at once, one at a time
+    assert p.max_in_flight["portal.example.org"] == 1
+    assert p.user_agent is not None and "sgr-rig/" in p.user_agent and p.user_agent.endswith("(+research evaluation)")
+    assert all("sgr-rig/" in r.headers["user-agent"] for r in liveweb.portal.requests)
+    assert [s.url for s in EpisodeDir(out).steps()] == [g["goto"] for g in gets]
+
+    liveweb.portal.fail_next("/search", 429, times=2, retry_after=1)
+    task, runs = write_task(tmp_path / "portal-429.yaml", liveweb), tmp_path / "runs"
+    res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(tmp_path)}", "--variant", "goal",
+              "--out", str(runs), *live_args(liveweb))
+    assert res.returncode == 0, res.stderr[-3000:]
+    [ed] = episodes(runs)
+    ep = ed.read_episode()
+    assert ep.status == "ok" and ep.politeness is not None
+    assert (ep.politeness.retries, ep.politeness.backoffs, ep.politeness.backoff_hosts) == \
+        (2, 2, {"portal.example.org": 2})
+    assert len(liveweb.portal.requests_to("/search")) == 3
+    assert ed.read_answer().rows == gold_rows(liveweb)
+
+
+def test_rig_record_live_needs_live_off_loopback(liveweb, tmp_path):
+    script = script_file(tmp_path, [{"goto": START}, *SCRIPT[:4]])
+    res = rig("record", "--script", str(script), "--out", str(tmp_path / "no"), *liveweb.resolve_args())
+    assert res.returncode == 1 and "--live" in res.stderr and liveweb.portal.hits == 0
+    out = tmp_path / "yes"
+    res = rig("record", "--script", str(script), "--out", str(out), *live_args(liveweb))
+    assert res.returncode == 0, res.stderr[-3000:]
+    ep = EpisodeDir(out).read_episode()
+    assert ep.status == "ok" and ep.live and ep.politeness is not None and ep.politeness.requests >= 3
+    assert EpisodeDir(out).steps()[-1].state["url.query.kind"] == "dataset"
