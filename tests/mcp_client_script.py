@@ -24,7 +24,6 @@ import asyncio
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,7 +64,7 @@ async def main(calls: list[dict[str, Any]], url: str, out: Path | None) -> None:
     async with Client(url) as client:
         for call in calls:
             if "spawn" in call:
-                child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(1)"])
+                child = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time\nwhile True: time.sleep(1)")
                 Path(call["spawn"]).write_text(str(child.pid))
                 continue
             if call.get("stop") == "hang":

@@ -152,7 +152,7 @@ async def test_an_mcp_client_in_another_process_solves_a_bundled_task(tmp_path, 
     assert proc.returncode == 0, (tmp_path / "run.err").read_text()[-3000:]
     _check_solved(episode, json.loads(out.read_text()), "mcp")
 
-    rc, stdout, err = await _exec(RIG, "grade", str(episode), "--json")
+    rc, _, err = await _exec(RIG, "grade", str(episode), "--json")
     assert rc == 0, err[-3000:]
     grade = EpisodeDir(episode).read_grade()
     assert grade.scored and (grade.scores.item_f1, grade.scores.row_f1, grade.scores.poa) == (1.0, 1.0, 1.0)

@@ -9,6 +9,7 @@ each call (`rig.agents.tool_calls`). A mistake of the agent raises `AgentError` 
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from rig.agents.base import EpisodeEnv
 from rig.agents.browser_tools import BrowserTools, Fetched, web_url
 from rig.episode_dir import EpisodeDir
-from rig.errors import AgentError
+from rig.errors import AgentError, InfraError, InputError
 from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailure, parse_table
 
@@ -30,8 +31,6 @@ class ToolLimits:
 
     #: Longest page text `web_fetch` returns (the rest is cut, and the cut is said).
     max_page_chars: int = 40_000
-    #: Most hits `web_search` returns, whatever `count` asks.
-    max_search_hits: int = 20
     #: Rows `run_sql` returns at most, and its time limit.
     max_sql_rows: int = 500
     sql_timeout_s: float = 10.0
@@ -52,17 +51,11 @@ class EpisodeTools:
 
     async def web_search(self, query: str, count: int = 10) -> str:
         """Search the web (by default an offline index of the bundled sites) and list the hits."""
-        if not query.strip():
-            raise AgentError("query: give something to search for")
-        if count < 1:
-            raise AgentError(f"count: {count} hits asked for; ask for at least 1")
-        hits = await asyncio.to_thread(self._backend().search, query, min(count, self.limits.max_search_hits))
-        if not hits:
-            return f"No results for {query!r}."
-        lines = [f"Results for {query!r}:"]
-        for i, hit in enumerate(hits, 1):
-            lines.append(f"{i}. {hit.title}\n   URL: {hit.url}\n   {hit.snippet}".rstrip())
-        return "\n".join(lines)
+        from rig.tools.search import format_hits
+
+        backend = await asyncio.to_thread(self._backend)
+        hits = await asyncio.to_thread(backend.search, query, count)
+        return format_hits(backend, hits)
 
     async def web_fetch(self, url: str) -> str:
         """Load `url` in the recorded fetch tab and return its visible text (a PDF's text, for a PDF)."""
@@ -100,15 +93,15 @@ class EpisodeTools:
 
     async def knowledge_names(self) -> str:
         """The names in the task database's knowledge catalog."""
-        return _lines(self._catalog().names())
+        return "\n".join(self._catalog().names())
 
     async def knowledge_definition(self, knowledge_name: str) -> str:
         """One knowledge entry's definition."""
-        return str(self._catalog().definition(knowledge_name))
+        return json.dumps(self._catalog().definition(knowledge_name), ensure_ascii=False, indent=1)
 
     async def all_knowledge_definitions(self) -> str:
         """Every knowledge entry with its definition."""
-        return str(self._catalog().all_definitions())
+        return json.dumps(self._catalog().all_definitions(), ensure_ascii=False, indent=1)
 
     # ---- the answer ----------------------------------------------------------------------------------
 
@@ -130,26 +123,36 @@ class EpisodeTools:
     # ---- helpers ---------------------------------------------------------------------------------------
 
     def _backend(self) -> Any:
+        """The configured search backend (built once: the local index is read from the site snapshots)."""
         if self._search is None:
-            from rig.tools.search import backend_for
+            from rig.tools.search import search_backend
 
-            self._search = backend_for(self.env.sites_url)
+            try:
+                self._search = search_backend(self.env.sites_url)
+            except InputError as exc:  # the operator's configuration, not the agent's mistake
+                raise InfraError(f"web_search is not configured: {exc}") from None
         return self._search
 
     def _database(self) -> Path:
         task = self.env.task
         if task is None or not task.db:
             raise AgentError("this task has no database: run_sql and the knowledge tools are for hybrid tasks")
-        from rig.tools.databases import database_path
+        from rig.tools.databases import db_path
 
-        return database_path(task.db)
+        try:
+            return db_path(task.db, task.source)
+        except InputError as exc:  # the task file names a database that is not there
+            raise InfraError(f"the task's database: {exc}") from None
 
     def _catalog(self) -> Any:
-        self._database()
-        from rig.tools.knowledge import catalog_for
+        path = self._database()
+        from rig.tools.knowledge import catalog
 
         assert self.env.task is not None and self.env.task.db
-        return catalog_for(self.env.task.db)
+        try:
+            return catalog(self.env.task.db, self.env.task.source)
+        except InputError as exc:
+            raise InfraError(f"the knowledge catalog of {path.name}: {exc}") from None
 
     async def _pdf_text(self, data: bytes, pages: str | None, where: str) -> str:
         from rig.tools.pdf import read_pdf
@@ -157,7 +160,7 @@ class EpisodeTools:
         try:
             return await asyncio.to_thread(read_pdf, data, pages)
         except AgentError as exc:
-            raise AgentError(f"{where}: {exc}") from None
+            raise AgentError(f"{exc} ({where})") from None
 
     def _header(self, fetched: Fetched) -> str:
         status = f" (HTTP {fetched.status})" if fetched.status and fetched.status >= 400 else ""
@@ -167,7 +170,3 @@ class EpisodeTools:
     def _cut(self, text: str) -> str:
         limit = self.limits.max_page_chars
         return text if len(text) <= limit else text[:limit] + f"\n[… {len(text) - limit} more characters cut]"
-
-
-def _lines(items: Any) -> str:
-    return "\n".join(str(x) for x in items)
