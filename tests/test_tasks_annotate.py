@@ -142,3 +142,56 @@ def test_bad_annotations_name_the_problem_and_leave_the_file_alone(demo):
                           "--state", "months=1")
     assert code == 1 and "episode.json" in err
     assert task_file.read_bytes() == original
+
+
+@pytest.mark.slow
+def test_imported_sgr_bench_record_annotated_on_a_live_portal_grades_100(liveweb, tmp_path):
+    """An SGR-Bench-format record for a portal that is no bundled site (tests/liveweb.py, reached with --live and
+    --resolve), a demonstration recorded there, annotated over raw keys (no adapter), graded 100 % live."""
+    rows = [[r[0], r[1], r[4]] for r in liveweb.data.matching(kind="dataset", region=["north"])]
+    assert len(rows) >= 2
+    record = {"task_id": "portal_001", "domain": "ENVIRONMENTAL PORTAL", "oracle_output_cardinality": len(rows),
+              "instruction": "On the survey portal, search datasets of the north region; list each with its year.",
+              "start_url": liveweb.portal.url("/search"),
+              "output_format": "Output a table sorted by ID in ascending order, with columns: ID, Title, Year.",
+              "oracle_answer": "ID|Title|Year\n" + "\n".join("|".join(r) for r in rows),
+              "metadata": json.dumps({"State-Gated Retrieval": ["kind = dataset", "region = north"]}), "rubric": "{}",
+              "all_involved_urls": json.dumps([liveweb.portal.url("/results", kind="dataset", region="north")])}
+    goal = dict(record, task_id="portal_001-g", instruction="Which northern surveys of the portal are datasets?")
+    (tmp_path / "c.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    (tmp_path / "g.jsonl").write_text(json.dumps(goal) + "\n", encoding="utf-8")
+    code, out, err = _cli("tasks", "import", "sgr-bench", str(tmp_path / "c.jsonl"), str(tmp_path / "g.jsonl"),
+                          "--out", str(tmp_path / "tasks"))
+    assert code == 0, out + err
+    task_file = tmp_path / "tasks" / "portal_001.yaml"
+    assert load_task(task_file).start_hidden and not load_task(task_file).annotated
+
+    net = [*liveweb.resolve_args(["portal.example.org"]), "--ignore-https-errors"]
+    script = [{"goto": liveweb.portal.url("/search")}, {"select": {"selector": "#kind", "value": "dataset"}},
+              {"check": "input[name=region][value=north]"}, {"click": 'role=button[name="Search"]'},
+              {"wait_for": "table#results tbody tr"}, {"extract_table": {"selector": "#results", "as": "results"}},
+              {"answer": {"from": "results", "columns": ["ID", "Title", "Year"]}}]
+    (tmp_path / "demo.yaml").write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
+    code, out, err = _cli("record", "--live", *net, "--script", str(tmp_path / "demo.yaml"), "--out",
+                          str(tmp_path / "demo"))
+    assert code == 0, out + err
+    [read] = _reads(tmp_path / "demo")
+    code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(tmp_path / "demo"),
+                          "--state", f"results={read}")
+    assert code == 0, out + err
+    task = load_task(task_file)
+    [gs] = task.gold_states
+    assert {c.key: c.value for c in gs.constraints if c.value} == {
+        "url.path": "/results", "url.query.kind": "dataset", "url.query.region": "north"}
+    assert [e.url_contains for e in task.evidence] == ["portal.example.org/results"]
+    assert task.reference_solution[0] == {"goto": liveweb.portal.url("/search")}  # absolute: not a bundled site
+
+    runs = tmp_path / "runs"
+    code, out, err = _cli("run", "--live", *net, "--task", str(task_file), "--agent", "reference", "--out", str(runs))
+    assert code == 0, out + err
+    code, out, err = _cli("grade", str(runs), "--json")
+    assert code == 0, out + err
+    groups = json.loads(out)["groups"]
+    assert sorted(g["variant"] for g in groups) == ["constraint", "goal"]
+    for g in groups:
+        assert (g["item_f1"], g["row_f1"], g["gold_state_reach"], g["state_anchored_rows"]) == (1.0, 1.0, 1.0, 1.0)

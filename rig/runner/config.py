@@ -36,6 +36,8 @@ class RunConfig:
     headless: bool = True
     #: A live run reaches only the sites server and these hosts (HOST or HOST:PORT).
     allow_hosts: list[str] | None = None
+    #: The `cli` agent's command (a shell command line run against the episode's MCP tool server).
+    command: str | None = None
     #: The browser may reach the network (`--live`); else loopback only.
     live: bool = False
     #: Host mappings, `HOST=ADDR:PORT` (`--resolve`).

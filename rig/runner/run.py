@@ -46,7 +46,8 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
         task_adapter(task)  # a missing or bad adapter file fails the run before any episode
         if task.start_hidden and task.start_url and task.start_url in task.prompts.constraint + task.prompts.goal:
             logger.warning("{}: start_hidden, but a prompt names the start page {}", task.id, task.start_url)
-    agent = make_agent(config.agent, model=config.model, answer_file=config.answer_file)
+    agent = make_agent(config.agent, model=config.model, answer_file=config.answer_file,
+                       command=config.command)
     check = getattr(agent, "check", None)
     for task in tasks if check else []:
         check(task)  # e.g. a perturbation the task cannot take: fail before any episode starts

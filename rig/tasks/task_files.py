@@ -66,9 +66,13 @@ _TaskDumper.add_representer(dict, _dict)
 
 
 def dump_task(data: dict[str, Any]) -> str:
-    """A task mapping as YAML text, keys in the mapping's order."""
-    return yaml.dump(data, Dumper=_TaskDumper, sort_keys=False, allow_unicode=True, width=120,
+    """A task mapping as YAML text, keys in the mapping's order; plain PyYAML output in the rare case the readable
+    styles would not read back as the same data."""
+    text = yaml.dump(data, Dumper=_TaskDumper, sort_keys=False, allow_unicode=True, width=120,
                      default_flow_style=False)
+    if yaml.safe_load(text) == data:
+        return text
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
 
 
 def write_task_file(path: Path, data: dict[str, Any]) -> Task:
