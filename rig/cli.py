@@ -128,7 +128,8 @@ def record(
 @app.command()
 def run(
     task: list[str] = typer.Option(..., "--task", help="task id, task file, or `all` (repeatable)"),
-    agent: str = typer.Option(..., "--agent", help="reference, scripted:FILE, perturbed:KIND, browser-use, cdp, operator"),
+    agent: str = typer.Option(..., "--agent", help="reference, scripted:FILE, perturbed:KIND, browser-use, cdp, operator, "
+                                                   "mcp, cli"),
     variant: Optional[list[str]] = typer.Option(None, "--variant", help="constraint or goal (default: both)"),
     trials: int = typer.Option(1, "--trials", help="episodes per (task, variant)"),
     out_dir: Path = typer.Option(Path("runs"), "--out", help="runs directory"),
@@ -136,6 +137,8 @@ def run(
     resume: bool = typer.Option(False, "--resume", help="skip episodes already complete"),
     model: Optional[str] = typer.Option(None, "--model", help="LLM for browser-use, e.g. openai:gpt-4.1-mini"),
     answer_file: Optional[Path] = typer.Option(None, "--answer-file", help="operator: the product's answer (markdown)"),
+    command: Optional[str] = typer.Option(None, "--command", help="cli: the CLI agent's shell command, run against the "
+                                                                  "episode's MCP tool server (docs/cli-agents.md)"),
     max_steps: int = typer.Option(60, "--max-steps", help="step budget per episode"),
     timeout: float = typer.Option(300.0, "--timeout", help="wall-clock budget per episode, seconds"),
     stall: float = typer.Option(120.0, "--stall", help="end an episode with no new step for this long, seconds"),
@@ -162,7 +165,7 @@ def run(
         tasks=task, agent=agent, runs_dir=out_dir, variants=variant, trials=trials, concurrency=concurrency,
         resume=resume, model=model, answer_file=answer_file, budget=Budget(max_steps, timeout, stall),
         sites_url=sites_url, executor=executor, frozen=frozen, headless=not headed, allow_hosts=allow_host,  # type: ignore[arg-type]
-        live=live, resolve=resolve or [], ignore_https_errors=ignore_https_errors,
+        command=command, live=live, resolve=resolve or [], ignore_https_errors=ignore_https_errors,
         politeness=_politeness(rate_limit, max_per_host),
     )
     try:
