@@ -19,6 +19,7 @@ from rig.formats.audit import Audit
 from rig.formats.drift import DriftReport
 from rig.formats.episode import Episode
 from rig.formats.grade import Grade
+from rig.formats.knowledge import KnowledgeEntry
 from rig.formats.imports import ImportReport
 from rig.formats.summary import Summary
 from rig.formats.task import Task
@@ -38,6 +39,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "import-report.schema.json": ImportReport.model_json_schema(),
         "summary.schema.json": Summary.model_json_schema(),
         "audit.schema.json": Audit.model_json_schema(),
+        "knowledge-entry.schema.json": KnowledgeEntry.model_json_schema(),
         "site-adapter.schema.json": SiteAdapter.model_json_schema(),
         "trajectory-step.schema.json": TypeAdapter(Step).json_schema(),
         "snapshot-manifest.schema.json": TypeAdapter(Manifest).json_schema(),
