@@ -41,7 +41,7 @@ from replay import (
 )
 from replay.freeze import origin_of
 from replay.index import ArchiveIndex, Exchange, load_index
-from replay.redrive import redrive
+from replay.redrive import RECHECKS, redrive
 from replay.report import RecordedStep
 from replay.snapshot import snapshot_dirs
 from rig.browser import HostMapping, launch
@@ -82,7 +82,7 @@ class DriftOptions:
     headless: bool = True
     timeout_s: float = 15.0
     #: A differing step is captured again this often (100 ms apart) before it counts: the live page may still load.
-    rechecks: int = 10
+    rechecks: int = RECHECKS
 
 
 @dataclass
