@@ -183,6 +183,20 @@ def run(
         raise typer.Exit(3)
 
 
+@app.command("mcp-stdio")
+def mcp_stdio(
+    url: Optional[str] = typer.Option(None, "--url", envvar="RIG_MCP_URL",
+                                      help="the episode's MCP endpoint (default: $RIG_MCP_URL)"),
+) -> None:
+    """Relay an episode's MCP tool server over stdio, for clients that only start stdio servers (docs/cli-agents.md)."""
+    from rig.agents.mcp_stdio import run_relay
+
+    try:
+        run_relay(url)
+    except RigError as exc:
+        _fail(exc)
+
+
 @app.command()
 def submit(
     episode_dir: Path = typer.Argument(..., help="the episode directory `rig run --agent cdp` printed"),

@@ -1,8 +1,9 @@
 """A scripted MCP client, run as its own process: the `mcp` SDK's own client calls the rig's tool server.
 
-    python tests/mcp_client_script.py CALLS.json [--url URL] [--out RESULTS.json]
+    python tests/mcp_client_script.py CALLS.json [--url URL | --stdio COMMAND...] [--out RESULTS.json]
 
-The URL defaults to `$RIG_MCP_URL` (as `rig run --agent cli` sets it). CALLS.json is a list of calls, each
+The URL defaults to `$RIG_MCP_URL` (as `rig run --agent cli` sets it); `--stdio` starts COMMAND as a stdio MCP server
+instead (e.g. `rig mcp-stdio --url URL`). CALLS.json is a list of calls, each
 `{"tool": NAME, "args": {...}}`, run one after the other, as a model would, from what the earlier results showed:
 
 - an argument `{"ref_of": TEXT}` is the element ref (`e12`) of the line holding TEXT in the latest
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
 
 _REF = re.compile(r"\[ref=([^\]]+)\]")
 
@@ -54,14 +56,14 @@ def resolve(value: Any, snapshot: str, saved: dict[str, str]) -> Any:
     return value
 
 
-async def main(calls: list[dict[str, Any]], url: str, out: Path | None) -> None:
+async def main(calls: list[dict[str, Any]], server: str | StdioServerParameters, out: Path | None) -> None:
     saved: dict[str, str] = {}
     if os.environ.get("RIG_PROMPT_FILE"):
         saved["prompt"] = Path(os.environ["RIG_PROMPT_FILE"]).read_text(encoding="utf-8")
     results: list[dict[str, Any]] = []
     snapshot = ""
     exit_code = 0
-    async with Client(url) as client:
+    async with Client(server) as client:
         for call in calls:
             if "spawn" in call:
                 child = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time\nwhile True: time.sleep(1)")
@@ -97,7 +99,12 @@ if __name__ == "__main__":
     parser.add_argument("calls", type=Path)
     parser.add_argument("--url", default=os.environ.get("RIG_MCP_URL"))
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--stdio", nargs=argparse.REMAINDER, help="a stdio MCP server's command line (last option)")
     ns = parser.parse_args()
-    if not ns.url:
+    if ns.stdio:
+        server: str | StdioServerParameters = StdioServerParameters(command=ns.stdio[0], args=ns.stdio[1:])
+    elif ns.url:
+        server = ns.url
+    else:
         raise SystemExit("no MCP URL: pass --url or set RIG_MCP_URL")
-    asyncio.run(main(json.loads(ns.calls.read_text()), ns.url, ns.out))
+    asyncio.run(main(json.loads(ns.calls.read_text()), server, ns.out))

@@ -220,3 +220,38 @@ async def test_a_cli_agent_that_exits_without_an_answer_fails_as_the_agent(tmp_p
     assert ep.status == "agent_error", ep.error
     assert "exited (code 3) without handing in an answer" in ep.error
     assert ep.steps == 2
+
+
+async def test_a_stdio_only_client_reaches_the_episode_through_rig_mcp_stdio(tmp_path, sites_url):
+    runs = tmp_path / "runs"
+    calls, out = tmp_path / "calls.json", tmp_path / "results.json"
+    calls.write_text(json.dumps([
+        {"tool": "browser_snapshot"},
+        {"tool": "browser_navigate", "args": {"url": "/flights/airport/LAX"}},
+        {"tool": "final_answer", "args": {"answer": "| Carrier | Flights |\n|---|---|\n| B6 | 71 |\n"}},
+    ]))
+    proc = await asyncio.create_subprocess_exec(
+        RIG, "run", "--task", "flights-06", "--agent", "mcp", "--variant", "goal", "--out", str(runs),
+        "--timeout", str(LONG), "--stall", str(LONG), "--sites-url", sites_url,
+        stdout=asyncio.subprocess.PIPE, stderr=(tmp_path / "run.err").open("wb"),
+    )
+    try:
+        seen = await _announced(proc.stdout)
+        rc, _, err = await _exec(sys.executable, CLIENT, str(calls), "--out", str(out),
+                                 "--stdio", RIG, "mcp-stdio", "--url", seen["MCP endpoint"])
+        assert rc == 0, err[-3000:]
+        await asyncio.wait_for(proc.wait(), LONG)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, (tmp_path / "run.err").read_text()[-3000:]
+    results = json.loads(out.read_text())
+    assert [r["is_error"] for r in results] == [False, False, False]
+    assert "Los Angeles Intl" in results[1]["text"]
+    d = Path(seen["Episode"])
+    assert EpisodeDir(d).read_episode().status == "ok"
+    assert [s["action"]["type"] for s in _steps(d)] == ["goto", "browser_snapshot", "browser_navigate", "final_answer"]
+
+    rc, _, err = await _exec(RIG, "mcp-stdio", "--url", "http://example.org/mcp")
+    assert rc == 1 and "is not the rig's endpoint" in err
