@@ -159,3 +159,15 @@ def test_hybrid_deep_research_records_become_hidden_start_tasks(tmp_path):
     table = load_task(tmp_path / "s2sql_201.yaml")  # a table of row objects, JSON-encoded in a string
     assert table.output.columns == ["carrier", "flights"] and table.output.key == ["carrier"]
     assert table.gold.rows == [["EV", "51108"], ["MQ", "25163"]]
+
+
+@pytest.mark.parametrize("answer", ["NONE", "none.\n"])
+def test_an_answer_of_none_matches_a_zero_row_gold(sgr, answer):
+    _, _, out = sgr
+    task = load_task(out / "cfpb_002.yaml")
+    gold, pred = out / "gold.json", out / "pred.md"
+    gold.write_text(json.dumps({"columns": task.output.columns, "rows": task.gold.rows}), encoding="utf-8")
+    pred.write_text(answer, encoding="utf-8")
+    res = CliRunner().invoke(app, ["score", "--gold", str(gold), "--pred", str(pred), "--key", "ID", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == {"status": "ok", "item_f1": 1.0, "row_f1": 1.0, "poa": 0.0}

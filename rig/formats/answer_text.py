@@ -26,6 +26,9 @@ _JSON_START = re.compile(r'^(\{|\[\s*([\[{"\]\d-]|$))')
 _PIPE = re.compile(r"(?<!\\)\|")
 _ALIGN = re.compile(r"^:?-+:?$")
 _SENTENCE_END = (".", "!", "?", ":")
+#: An answer of this word alone (any case, a final period allowed) is zero rows, as an empty text is: SGR-Bench's
+#: output formats ask for it when nothing qualifies.
+NONE = "NONE"
 
 
 class ParseFailureRecord(BaseModel):
@@ -48,7 +51,7 @@ def parse_table(text: str, source: str) -> Answer:
     """Parse the first answer table in `text`; `source` names the text in error messages."""
     text = text.lstrip("\ufeff")
     stripped = text.strip()
-    if not stripped:
+    if not stripped or stripped.rstrip(".").upper() == NONE:
         return Answer(columns=[], rows=[])
     if _JSON_START.match(stripped):
         try:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from rig.formats.answer_text import NONE
 from rig.formats.imports import ImportReport
 from rig.tasks.importing import (
     Record,
@@ -33,7 +34,6 @@ _ORDER = (re.compile(r"\b(?:sort(?:ed)?|order(?:ed)?|rank(?:ed)?|arranged)\s+(?:
                      re.IGNORECASE),
           re.compile(r"\b(?:in\s+)?(?:ascending|descending|alphabetical(?:ly)?|chronological(?:ly)?)\b[^.;\n,]*",
                      re.IGNORECASE))
-_NONE = "NONE"
 
 
 def import_sgr_bench(constraint_file: Path, goal_file: Path, out_dir: Path, *, force: bool = False) -> ImportReport:
@@ -189,7 +189,7 @@ def gold_rows(answer: str, columns: list[str], field: str = "oracle_answer") -> 
     if lines and [_norm(c) for c in _cells(lines[0])] == [_norm(c) for c in columns]:
         lines = lines[1:]
     lines = [line for line in lines if not re.fullmatch(r"[\s|:-]*-[\s|:-]*", line)]
-    if len(lines) == 1 and lines[0].strip().upper() == _NONE:
+    if len(lines) == 1 and lines[0].strip().rstrip(".").upper() == NONE:
         return []
     if not lines:
         raise RecordError(field, "holds a header but no rows (a zero-row answer is written NONE)")
