@@ -305,18 +305,26 @@ def verify(
 def grade(
     path: Path = typer.Argument(..., help="a runs directory or one episode directory"),
     as_json: bool = typer.Option(False, "--json", help="print the run summary as JSON on stdout"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", help="grading processes (default: one per CPU for runs of "
+                                       "40 episodes or more, else 1)"),
+    force: bool = typer.Option(False, "--force", help="regrade every episode, also those whose grade.json is current"),
 ) -> None:
     """Grade episodes: grade.json per episode, summary.json and summary.md for a run.
 
-    Exit 1 when an episode (or a trial directory) could not be graded: it is counted and listed, never dropped.
+    An episode whose grade.json is newer than its files, with the same task file and grader, keeps it (--force
+    regrades). Exit 1 when an episode (or a trial directory) could not be graded: it is counted and listed, never
+    dropped.
     """
-    from rig.grading.runs import grade_runs
+    from rig.grading.runs import grade_run
     from rig.grading.summary import markdown, summary_json
 
     try:
-        summary = grade_runs(path)
+        result = grade_run(path, jobs=jobs, force=force)
     except RigError as exc:
         _fail(exc)
+    summary = result.summary
+    err.print(f"graded {result.graded} episodes, kept {result.kept} unchanged (grade.json current; --force regrades "
+              f"them), {result.jobs} process{'es' if result.jobs > 1 else ''}", highlight=False, soft_wrap=True)
     if as_json:
         sys.stdout.write(summary_json(summary) + "\n")
     else:

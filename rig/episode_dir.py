@@ -291,6 +291,24 @@ class EpisodeDir:
                 gaps.append(f"{path.name} is empty")
         return gaps
 
+    def grading_inputs(self) -> dict[str, os.stat_result]:
+        """The files a grade of this episode is computed from, by name: every file of the directory but what the
+        grader and the auditor write (`grade.json`, `audit.json`) and temporary files (sub-directories are not read)."""
+        out: dict[str, os.stat_result] = {}
+        try:
+            entries = list(os.scandir(self.path))
+        except FileNotFoundError:
+            return out
+        for entry in entries:
+            if entry.name in (GRADE_FILE, AUDIT_FILE) or entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_file():
+                    out[entry.name] = entry.stat()
+            except FileNotFoundError:  # removed meanwhile
+                continue
+        return out
+
     # attempts and references
     def attempts(self) -> list[EpisodeDir]:
         """Earlier attempts kept under `attempts/<n>/`, in order."""
@@ -334,21 +352,61 @@ class EpisodeDir:
     def reference(self, variant: str | None) -> EpisodeDir | None:
         """The reference agent's finished episode for the same task and `variant`, next to this one
         (`<variant>/reference/trial-<n>`, lowest trial first; never this episode itself)."""
+        return next((ref for ref in self.references(variant) if ref != self), None)
+
+    def references(self, variant: str | None) -> list[EpisodeDir]:
+        """Every finished reference-agent episode for the same task and `variant` next to this one
+        (`<variant>/reference/trial-<n>`, lowest trial first; this episode included if it is one)."""
         variant_dir = self.path.resolve().parent.parent
         if variant is None or variant_dir.name != variant:
-            return None
+            return []
         trials = [p for p in (variant_dir / REFERENCE_AGENT).glob("trial-*") if p.name[6:].isdigit()]
+        found = []
         for trial in sorted(trials, key=lambda p: int(p.name[6:])):
             ref = EpisodeDir(trial)
-            if ref == self or not ref.exists():
+            if not ref.exists():
                 continue
             try:
                 ep = ref.read_episode()
             except InputError:
                 continue
             if ep.agent == REFERENCE_AGENT and ep.status == "ok":
-                return ref
-        return None
+                found.append(ref)
+        return found
+
+
+class ReadOnceEpisodeDir(EpisodeDir):
+    """An episode directory read by a grading pass: episode.json, the trajectory and the archive are each parsed at
+    most once however many checks (or other episodes' grades, for a reference episode) read them. For directories
+    nothing writes to meanwhile; writing goes through as for any `EpisodeDir`."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path)
+        self._episode: Episode | None = None
+        self._steps: list[Step] | None = None
+        self._archive: dict[bool, ArchiveIndex] = {}
+
+    def read_episode(self) -> Episode:
+        """`episode.json`, parsed once."""
+        if self._episode is None:
+            self._episode = super().read_episode()
+        return self._episode
+
+    def steps(self) -> list[Step]:
+        """Every complete trajectory step, parsed once."""
+        if self._steps is None:
+            self._steps = super().steps()
+        return self._steps
+
+    def archive(self, *, strict: bool = True) -> ArchiveIndex:
+        """The evidence archive, read once."""
+        if strict not in self._archive:
+            self._archive[strict] = super().archive(strict=strict)
+        return self._archive[strict]
+
+    def forget_archive(self) -> None:
+        """Drop the archive read (its bodies can be large) once no check needs it any more."""
+        self._archive.clear()
 
 
 def read_answer_file(path: Path) -> Answer:

@@ -59,7 +59,9 @@ def test_grade_and_summary_of_a_fixed_runs_directory(runs):  # noqa: F811
     tmp = str(root.parent)
 
     def fixed(text: str) -> str:
-        return text.replace(tmp, "<tmp>")
+        text = text.replace(tmp, "<tmp>")
+        # the sizes of the files a grade was computed from include the temporary paths episode.json holds
+        return re.sub(r'"inputs": \{[^}]*\}', lambda m: re.sub(r": \d+", ": <size>", m.group(0)), text)
 
     _check("grade-reference.json", fixed(EpisodeDir(root / "syn-01/constraint/reference/trial-1").grade_file.read_text()))
     _check("grade-scope-drift.json",

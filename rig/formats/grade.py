@@ -13,7 +13,7 @@ from rig.formats.episode import Status
 from rig.formats.records import RecordVerdict, RollupScores
 from rig.formats.task import FailureKind, HybridType
 
-GRADER_VERSION = "1.0.0"
+GRADER_VERSION = "1.1.0"
 #: Statuses that are never scored (not even as zero): the rig failed, or the episode never finished.
 UNSCORED: tuple[str, ...] = ("infra_error", "incomplete")
 
@@ -284,6 +284,10 @@ class Grade(BaseModel):
     site_found: bool | None = Field(default=None, description="hidden-start tasks: whether the agent reached the "
                                     "task's site (a step on it), e.g. through web_search (null: the start was shown)")
     site_found_step: int | None = Field(default=None, description="the first step on the task's site")
+    inputs: dict[str, int] = Field(default_factory=dict, description="the files this grade was computed from, by path "
+                                   "relative to the episode directory (the reference episode's too), with their sizes "
+                                   "in bytes: `rig grade` keeps a grade.json newer than each of them while this set, "
+                                   "the task file's digest and the grader version are unchanged (empty: regraded)")
 
     @property
     def agent_label(self) -> str:

@@ -7,12 +7,14 @@ for on one line first (`PageText.row_on_line`) and anywhere on the page second (
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from html.parser import HTMLParser
+from typing import ClassVar
 
 from loguru import logger
 
@@ -37,7 +39,7 @@ def _token_re(needle: str) -> re.Pattern[str]:
 
 def has_token(haystack: str, needle: str) -> bool:
     """Whether `needle` occurs in `haystack` as a whole value (not inside a longer word or number)."""
-    return bool(needle) and _token_re(needle).search(haystack) is not None
+    return bool(needle) and needle in haystack and _token_re(needle).search(haystack) is not None
 
 
 class PageText:
@@ -73,8 +75,12 @@ class PageText:
         checks = [(v.casefold(), forms.cell(c, v), self._canon_lines(forms, c)) for c, v in wanted]
         if any(canons is None and v not in self.loose for v, _, canons in checks):
             return False  # a value that is nowhere on the page is on no line of it
-        return any(all(has_token(loose, v) or (canons is not None and want in canons[i]) for v, want, canons in checks)
-                   for i, loose in enumerate(self._line_loose))
+        lines: Iterable[int] = range(len(self._line_loose))
+        for v, want, canons in checks:  # narrow the lines value by value: those showing every value so far
+            lines = [i for i in lines if has_token(self._line_loose[i], v) or (canons is not None and want in canons[i])]
+            if not lines:
+                return False
+        return True
 
     def row_on_page(self, row: list[tuple[str, str]], forms: CellForms) -> bool:
         """Whether every (column, value) of `row` shows somewhere on the page."""
@@ -118,6 +124,11 @@ def _in_order(text: str, parts: list[str]) -> bool:
     return bool(parts)
 
 
+#: Canonical forms already computed in this process, per rule set (the same cells recur across a run's episodes).
+_MEMOS: dict[str, dict[tuple[str, str], str]] = {}
+_MEMO_LIMIT = 200_000
+
+
 class CellForms:
     """A task's canonicalisation rules, memoised, for comparing answer values with page cells."""
 
@@ -125,7 +136,10 @@ class CellForms:
 
     def __init__(self, canon: Canonicalizer | None = None) -> None:
         self.canon = canon or Canonicalizer()
-        self._memo: dict[tuple[str, str], str] = {}
+        rules = json.dumps([self.canon.default, self.canon.columns], sort_keys=True, default=repr)
+        self._memo = _MEMOS.setdefault(rules, {})
+        if len(self._memo) > _MEMO_LIMIT:
+            self._memo.clear()
         self._plain_default = all(isinstance(r, str) and r in self._PLAIN for r in self.canon.default)
 
     def active(self, column: str) -> bool:
@@ -206,7 +220,7 @@ class Evidence:
 
 
 class _TextParser(HTMLParser):
-    _BLOCK = {"p", "div", "tr", "li", "br", "h1", "h2", "h3", "h4", "h5", "h6", "table", "section", "dt", "dd", "caption"}
+    _BLOCK: ClassVar[set[str]] = {"p", "div", "tr", "li", "br", "h1", "h2", "h3", "h4", "h5", "h6", "table", "section", "dt", "dd", "caption"}
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

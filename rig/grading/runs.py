@@ -3,17 +3,30 @@
 Means are over scored episodes (infra_error and incomplete episodes are counted, never scored as zero;
 an agent's timeout, error or unparsable answer scores zero). An episode that cannot be graded (unreadable
 files, an unknown task file) gets an unscored grade that says why.
+
+One pass: each episode's files are read once (`ReadOnceEpisodeDir`), each task file is loaded and hashed once per
+process, each reference episode's trajectory is parsed once however many episodes compare with it. Large runs are
+graded in parallel processes (`jobs`), with the same grades, in the same order, as one process gives. A grade.json
+still current is kept instead of recomputed (see `RunGrader.current`) unless `force`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from pathlib import Path
 
 from loguru import logger
 
-from rig.episode_dir import EpisodeDir, RunsDir
-from rig.errors import InputError, RigError
-from rig.formats.grade import Grade
+from rig import __version__
+from rig.episode_dir import EpisodeDir, ReadOnceEpisodeDir, RunsDir
+from rig.errors import InfraError, InputError, RigError
+from rig.formats.episode import Episode
+from rig.formats.grade import GRADER_VERSION, Grade
 from rig.formats.summary import Summary
 from rig.formats.task import Task
 from rig.grading.grade import grade_episode
@@ -22,28 +35,120 @@ from rig.tasks import task_of
 
 #: Tasks already loaded in one grading pass, by task id (or `path:<file>` for task files): (task, file) or None.
 TaskCache = dict[str, tuple[Task, Path] | None]
+#: From this many episodes to grade on, `jobs=None` grades in one process per CPU; below it, in this process (the
+#: crossover measured by scripts/bench_grade.py: under it, starting the workers costs more than they save).
+PARALLEL_FROM = 40
 
 
-def grade_one(ed: EpisodeDir, tasks: TaskCache) -> Grade:
-    """Grade one episode of a run on its own: any failure to grade it becomes an unscored grade naming the error."""
-    try:
-        ep = ed.read_episode()
-    except RigError as e:
-        logger.warning("{}: cannot grade: {}", ed.path, e)
-        return Grade(episode=str(ed.path), agent="unknown", status="incomplete", scored=False,
-                     error=f"unreadable {ed.episode_file.name}: {e}", grading_error=f"unreadable {ed.episode_file.name}: {e}")
-    try:
-        key = f"path:{ep.task_path}" if ep.task_path else str(ep.task_id)
-        if key not in tasks:
-            tasks[key] = task_of(ep, ed.path)
-        found = tasks[key]
-        return grade_episode(ed, found[0] if found else None, task_file=found[1] if found else None)
-    except Exception as e:  # noqa: BLE001 - one episode's bad file (or a grader bug) must not sink the run
-        reason = str(e) if isinstance(e, (OSError, ValueError, RigError)) else f"{type(e).__name__}: {e}"
-        logger.opt(exception=not isinstance(e, RigError)).warning("{}: cannot grade: {}", ed.path, reason)
-        return Grade(episode=str(ed.path), task_id=ep.task_id, variant=ep.variant, agent=ep.agent, model=ep.model,
-                     trial=ep.trial, injected_fault=ep.injected_fault, status=ep.status, scored=False,
-                     error=f"grading failed: {reason}", grading_error=reason)
+@dataclass
+class GradingResult:
+    """What one grading pass did: the run's summary, how many episodes it graded and how many grades it kept."""
+
+    summary: Summary
+    graded: int = 0
+    kept: int = 0
+    jobs: int = 1
+
+
+class RunGrader:
+    """One process's share of a grading pass: tasks loaded and hashed once, reference episodes read once."""
+
+    def __init__(self, force: bool = False, write: bool = True) -> None:
+        self.force, self.write = force, write
+        self.tasks: TaskCache = {}
+        self._digests: dict[Path, str] = {}
+        self._references: dict[tuple[Path, str], list[ReadOnceEpisodeDir]] = {}
+
+    def task(self, episode: Episode, ed: EpisodeDir) -> tuple[Task, Path] | None:
+        """The episode's task and its file, loaded once per pass."""
+        key = f"path:{episode.task_path}" if episode.task_path else str(episode.task_id)
+        if key not in self.tasks:
+            self.tasks[key] = task_of(episode, ed.path)
+        return self.tasks[key]
+
+    def digest(self, task_file: Path) -> str:
+        """SHA-256 of a task file's bytes, read once per pass."""
+        if task_file not in self._digests:
+            self._digests[task_file] = hashlib.sha256(task_file.read_bytes()).hexdigest()
+        return self._digests[task_file]
+
+    def reference(self, ed: EpisodeDir, variant: str | None) -> ReadOnceEpisodeDir | None:
+        """The reference episode `grade_episode` would compare `ed` with (`EpisodeDir.reference`), read once."""
+        key = (ed.path.resolve().parent.parent, str(variant))
+        if key not in self._references:
+            self._references[key] = [ReadOnceEpisodeDir(r.path) for r in ed.references(variant)]
+        return next((ref for ref in self._references[key] if ref != ed), None)
+
+    def grade(self, path: Path) -> tuple[Grade, bool]:
+        """Grade one episode of the run on its own (written to its grade.json), or keep its current grade; whether it
+        was kept. Any failure to grade it becomes an unscored grade naming the error."""
+        ed = ReadOnceEpisodeDir(path)
+        try:
+            ep = ed.read_episode()
+        except RigError as e:
+            logger.warning("{}: cannot grade: {}", ed.path, e)
+            return self._written(ed, Grade(episode=str(ed.path), agent="unknown", status="incomplete", scored=False,
+                                           error=f"unreadable {ed.episode_file.name}: {e}",
+                                           grading_error=f"unreadable {ed.episode_file.name}: {e}")), False
+        try:
+            found = self.task(ep, ed)
+            reference = self.reference(ed, ep.variant)
+            inputs, latest = self.inputs(ed, reference)
+            kept = None if self.force else self.current(ed, found, inputs, latest)
+            if kept is not None:
+                return kept, True
+            grade = grade_episode(ed, found[0] if found else None, reference=reference,
+                                  task_file=found[1] if found else None)
+            grade.inputs = inputs
+        except Exception as e:  # noqa: BLE001 - one episode's bad file (or a grader bug) must not sink the run
+            reason = str(e) if isinstance(e, (OSError, ValueError, RigError)) else f"{type(e).__name__}: {e}"
+            logger.opt(exception=not isinstance(e, RigError)).warning("{}: cannot grade: {}", ed.path, reason)
+            grade = Grade(episode=str(ed.path), task_id=ep.task_id, variant=ep.variant, agent=ep.agent, model=ep.model,
+                          trial=ep.trial, injected_fault=ep.injected_fault, status=ep.status, scored=False,
+                          error=f"grading failed: {reason}", grading_error=reason)
+        finally:
+            ed.forget_archive()
+        return self._written(ed, grade), False
+
+    def _written(self, ed: EpisodeDir, grade: Grade) -> Grade:
+        if self.write:
+            ed.write_grade(grade)
+        return grade
+
+    @staticmethod
+    def inputs(ed: EpisodeDir, reference: EpisodeDir | None) -> tuple[dict[str, int], int]:
+        """The size of every file a grade of `ed` reads (its own, and its reference episode's episode.json and
+        trajectory), by path relative to `ed`; and the latest modification time among them (ns)."""
+        sizes, latest = {}, 0
+        for name, st in ed.grading_inputs().items():
+            sizes[name], latest = st.st_size, max(latest, st.st_mtime_ns)
+        for f in (reference.episode_file, reference.trajectory_file) if reference is not None else ():
+            try:
+                st = f.stat()
+            except FileNotFoundError:
+                continue
+            sizes[os.path.relpath(f, ed.path)], latest = st.st_size, max(latest, st.st_mtime_ns)
+        return sizes, latest
+
+    def current(self, ed: EpisodeDir, found: tuple[Task, Path] | None, inputs: dict[str, int], latest: int) -> Grade | None:
+        """The episode's grade.json when it is still current, else None.
+
+        Current: written after the last change to any file it was computed from, from the same set of files with the
+        same sizes (a file added, removed or replaced shows), against a task file with the same digest, by the same
+        grader and rig version, for the episode directory as given now, and not a record of a failure to grade.
+        """
+        try:
+            if ed.grade_file.stat().st_mtime_ns <= latest:
+                return None
+            old = ed.read_grade()
+        except (OSError, InputError):
+            return None
+        digest = self.digest(found[1]) if found else None
+        if (old.grader_version, old.rig_version, old.episode) != (GRADER_VERSION, __version__, str(ed.path)):
+            return None
+        if old.grading_error is not None or old.inputs != inputs or old.task_sha256 != digest:
+            return None
+        return old
 
 
 def stray_grade(path: Path) -> Grade:
@@ -53,30 +158,71 @@ def stray_grade(path: Path) -> Grade:
                                "or files left behind)")
 
 
-def grade_runs(path: str | Path, write: bool = True) -> Summary:
+_WORKER: RunGrader | None = None
+
+
+def _start_worker(force: bool, write: bool) -> None:
+    global _WORKER  # one RunGrader per worker process: its caches serve every episode the worker grades
+    _WORKER = RunGrader(force, write)
+
+
+def _grade_in_worker(path: Path) -> tuple[Grade, bool]:
+    assert _WORKER is not None, "the worker was not started"
+    return _WORKER.grade(path)
+
+
+def default_jobs(episodes: int) -> int:
+    """How many processes grade `episodes` episodes when not told: one per usable CPU from PARALLEL_FROM on, else 1."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cpus, episodes)) if episodes >= PARALLEL_FROM else 1
+
+
+def _grade_all(dirs: list[EpisodeDir], jobs: int, force: bool, write: bool) -> list[tuple[Grade, bool]]:
+    """Each episode's grade (and whether it was kept), in the order of `dirs`, in `jobs` processes."""
+    if jobs <= 1 or len(dirs) <= 1:
+        grader = RunGrader(force, write)
+        return [grader.grade(ed.path) for ed in dirs]
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)  # fork: no re-import per worker
+    chunk = max(1, min(16, len(dirs) // (jobs * 4)))
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_start_worker,
+                                 initargs=(force, write)) as pool:
+            return list(pool.map(_grade_in_worker, [ed.path for ed in dirs], chunksize=chunk))
+    except BrokenProcessPool as e:
+        raise InfraError(f"a grading process died ({e}); the grades written so far are kept: run `rig grade` again, "
+                         "with --jobs 1 to grade in one process") from None
+
+
+def grade_run(path: str | Path, write: bool = True, *, jobs: int | None = None, force: bool = False) -> GradingResult:
     """Grade every episode under a runs directory (or one episode directory) and summarise.
 
     Writes grade.json into each episode directory and, for a runs directory, summary.json and summary.md.
-    Directories that should be episodes and are not are counted and listed in the summary.
+    Directories that should be episodes and are not are counted and listed in the summary. `jobs`: processes
+    (None: `default_jobs`); `force`: regrade episodes whose grade.json is still current.
     """
     path = Path(path)
     if not path.exists():
         raise InputError(str(path), None, "no such runs or episode directory")
     if not path.is_dir():
         raise InputError(str(path), None, "not a directory: give a runs directory or an episode directory")
+    if jobs is not None and jobs < 1:
+        raise InputError("--jobs", None, f"must be at least 1, got {jobs}")
     single = EpisodeDir(path)
     runs = RunsDir(path)
     dirs = [single] if single.exists() else runs.episodes()
-    tasks: TaskCache = {}
-    grades = []
-    for ed in dirs:
-        grade = grade_one(ed, tasks)
-        grades.append(grade)
-        if write:
-            ed.write_grade(grade)
+    n_jobs = jobs if jobs is not None else default_jobs(len(dirs))
+    done = _grade_all(dirs, n_jobs, force, write)
+    grades = [g for g, _ in done]
     if not single.exists():
         grades += [stray_grade(d) for d in runs.strays()]
     summary = summarize(grades, str(path))
     if write and not single.exists():
         runs.write_summary(summary, markdown(summary))
-    return summary
+    kept = sum(k for _, k in done)
+    return GradingResult(summary, graded=len(done) - kept, kept=kept, jobs=min(n_jobs, max(1, len(dirs))))
+
+
+def grade_runs(path: str | Path, write: bool = True, *, jobs: int | None = None, force: bool = False) -> Summary:
+    """`grade_run`'s summary: grade every episode under a runs directory (or one episode directory) and summarise."""
+    return grade_run(path, write, jobs=jobs, force=force).summary

@@ -25,12 +25,24 @@ TOOLS_DIR = Path(__file__).parent / "sgr_tools"
 MAX_TASK_BYTES = 8 * 1024 * 1024
 
 
+def _parse_yaml(text: str) -> object:
+    """YAML by libyaml where installed (several times faster); a document it refuses is parsed again by PyYAML's own
+    parser, whose error messages say more."""
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
+        try:
+            return yaml.load(text, Loader=fast)
+        except yaml.YAMLError:
+            pass
+    return yaml.safe_load(text)
+
+
 def load_task(path: str | Path) -> Task:
     """Read one task file; raise TaskError naming the file, field and reason."""
     p = Path(path)
     raw = read_limited(p, "the task file", MAX_TASK_BYTES, TaskError)
     try:
-        data = yaml.safe_load(raw.decode("utf-8"))
+        data = _parse_yaml(raw.decode("utf-8"))
     except RecursionError:
         raise TaskError(str(p), None, "not a task file: nested too deeply") from None
     except UnicodeDecodeError as exc:
