@@ -255,3 +255,26 @@ async def test_a_stdio_only_client_reaches_the_episode_through_rig_mcp_stdio(tmp
 
     rc, _, err = await _exec(RIG, "mcp-stdio", "--url", "http://example.org/mcp")
     assert rc == 1 and "is not the rig's endpoint" in err
+
+
+async def test_rig_submit_ends_a_tool_server_episode_and_the_step_budget_counts_tool_calls(tmp_path, sites_url):
+    task = resolve_task("flights-06")
+    answer = tmp_path / "answer.md"
+    answer.write_text("| Carrier | Flights |\n|---|---|\n| B6 | 71 |\n| AA | 54 |\n| DL | 48 |\n")
+    # a command that hands its answer in with `rig submit`, then lingers: the episode ends on the answer anyway
+    submitter = CliAgent(f'{shlex.quote(RIG)} submit "$RIG_EPISODE_DIR" --answer {shlex.quote(str(answer))} && sleep 600',
+                         grace_s=2)
+    calls = tmp_path / "calls.json"
+    calls.write_text(json.dumps([{"tool": "browser_snapshot"}] * 10))
+    looper = CliAgent(f"{shlex.quote(sys.executable)} {shlex.quote(CLIENT)} {shlex.quote(str(calls))}")
+    submitted, looped = EpisodeSpec(task, "constraint", submitter.name, 0), EpisodeSpec(task, "goal", looper.name, 0)
+    budget = Budget(max_steps=60, timeout_s=LONG, stall_s=LONG)
+    [first], [second] = await asyncio.gather(
+        run_local([submitted], submitter, tmp_path / "a", sites_url=sites_url, budget=budget),
+        run_local([looped], looper, tmp_path / "b", sites_url=sites_url,
+                  budget=Budget(max_steps=3, timeout_s=LONG, stall_s=LONG)),
+    )
+    assert first.status == "ok", first.error
+    d = submitted.directory(tmp_path / "a").path
+    assert Answer.model_validate_json((d / "answer.json").read_text()).rows == task.gold.rows
+    assert second.status == "agent_error" and "step budget of 3 exceeded" in second.error, second.error
