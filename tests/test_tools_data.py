@@ -63,7 +63,8 @@ def test_builds_are_deterministic_and_cached(name, tmp_path):
     assert first.name == second.name and _sha(first) == _sha(second)
     stamp = first.stat().st_mtime_ns
     assert bundled_db_path(name, tmp_path / "a") == first and first.stat().st_mtime_ns == stamp, "rebuilt"
-    assert [p.name for p in first.parent.iterdir()] == [first.name], "a temporary file was left behind"
+    left = [p.name for p in first.parent.iterdir() if not p.name.endswith(".lock")]
+    assert left == [first.name], "a temporary file was left behind"
 
 
 def test_a_bundled_database_refuses_writes_and_stays_unchanged():
@@ -129,3 +130,19 @@ def test_a_bad_catalog_line_names_file_line_and_field(tmp_path):
                     '{"id": 1, "knowledge": "B", "type": "domain_knowledge"}\n')
     with pytest.raises(InputError, match=r"x_kb.jsonl: line 2: definition: Field required"):
         load_catalog(path)
+
+
+def test_two_processes_build_a_database_once(tmp_path):
+    """Two processes asking for the same database at once: one builds it, the other waits for it and reuses it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; from rig.tools.databases import bundled_db_path; "
+            "p = bundled_db_path('gapminder', Path(sys.argv[1])); print(p.stat().st_mtime_ns)")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    stamps = [p.communicate(timeout=300)[0].strip() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert stamps[0] == stamps[1], "the second process rebuilt the file instead of reusing it"
+    built = [p.name for p in (tmp_path / "databases").iterdir() if p.suffix == ".sqlite"]
+    assert len(built) == 1

@@ -9,6 +9,7 @@ Each database has a knowledge catalog, `rig/tools/kb/<name>_kb.jsonl` (rig.tools
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -195,7 +196,11 @@ def bundled_db_path(name: str, cache: Path | None = None) -> Path:
     """The file of a bundled database, built into the cache on first use."""
     db = database(name)
     path = (cache or cache_dir()) / "databases" / f"{db.name}-{db.recipe_digest()}.sqlite"
-    with _LOCK:
+    if path.is_file():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _LOCK, open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process building the same file: wait for it, do not build twice
         if not path.is_file():
             build(db, path)
     return path
