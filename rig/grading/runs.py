@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from rig.formats.grade import GRADER_VERSION, Grade
 from rig.formats.summary import Summary
 from rig.formats.task import Task
 from rig.grading.grade import grade_episode
+from rig.grading.judge import Judge
 from rig.grading.summary import NOT_AN_EPISODE, markdown, summarize
 from rig.tasks import task_of
 
@@ -53,8 +55,9 @@ class GradingResult:
 class RunGrader:
     """One process's share of a grading pass: tasks loaded and hashed once, reference episodes read once."""
 
-    def __init__(self, force: bool = False, write: bool = True) -> None:
+    def __init__(self, force: bool = False, write: bool = True, judge: Callable[[], Judge] | None = None) -> None:
         self.force, self.write = force, write
+        self._judge_factory, self._judge = judge, None
         self.tasks: TaskCache = {}
         self._digests: dict[Path, str] = {}
         self._references: dict[tuple[Path, str], list[ReadOnceEpisodeDir]] = {}
@@ -95,10 +98,12 @@ class RunGrader:
             reference = self.reference(ed, ep.variant)
             inputs, latest = self.inputs(ed, reference)
             kept = None if self.force else self.current(ed, found, inputs, latest)
+            if kept is not None and not self.judged_as_asked(kept):
+                kept = None
             if kept is not None:
                 return kept, True
             grade = grade_episode(ed, found[0] if found else None, reference=reference,
-                                  task_file=found[1] if found else None)
+                                  task_file=found[1] if found else None, judge=self.judge())
             grade.inputs = inputs
         except Exception as e:  # noqa: BLE001 - one episode's bad file (or a grader bug) must not sink the run
             reason = str(e) if isinstance(e, (OSError, ValueError, RigError)) else f"{type(e).__name__}: {e}"
@@ -109,6 +114,18 @@ class RunGrader:
         finally:
             ed.forget_archive()
         return self._written(ed, grade), False
+
+    def judge(self) -> Judge | None:
+        """The LLM judge of this pass (built on first use, once per process), or None."""
+        if self._judge is None and self._judge_factory is not None:
+            self._judge = self._judge_factory()
+        return self._judge
+
+    def judged_as_asked(self, grade: Grade) -> bool:
+        """Whether a kept grade of a judged hybrid type was decided by a judge exactly when this pass has one."""
+        if grade.hybrid is None or grade.hybrid.type == "search_to_sql":
+            return True
+        return (grade.hybrid.decided_by == "judge") == (self._judge_factory is not None)
 
     def _written(self, ed: EpisodeDir, grade: Grade) -> Grade:
         if self.write:
@@ -161,9 +178,9 @@ def stray_grade(path: Path) -> Grade:
 _WORKER: RunGrader | None = None
 
 
-def _start_worker(force: bool, write: bool) -> None:
+def _start_worker(force: bool, write: bool, judge: Callable[[], Judge] | None = None) -> None:
     global _WORKER  # one RunGrader per worker process: its caches serve every episode the worker grades
-    _WORKER = RunGrader(force, write)
+    _WORKER = RunGrader(force, write, judge)
 
 
 def _grade_in_worker(path: Path) -> tuple[Grade, bool]:
@@ -177,29 +194,32 @@ def default_jobs(episodes: int) -> int:
     return max(1, min(cpus, episodes)) if episodes >= PARALLEL_FROM else 1
 
 
-def _grade_all(dirs: list[EpisodeDir], jobs: int, force: bool, write: bool) -> list[tuple[Grade, bool]]:
+def _grade_all(dirs: list[EpisodeDir], jobs: int, force: bool, write: bool,
+               judge: Callable[[], Judge] | None = None) -> list[tuple[Grade, bool]]:
     """Each episode's grade (and whether it was kept), in the order of `dirs`, in `jobs` processes."""
     if jobs <= 1 or len(dirs) <= 1:
-        grader = RunGrader(force, write)
+        grader = RunGrader(force, write, judge)
         return [grader.grade(ed.path) for ed in dirs]
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)  # fork: no re-import per worker
     chunk = max(1, min(16, len(dirs) // (jobs * 4)))
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_start_worker,
-                                 initargs=(force, write)) as pool:
+                                 initargs=(force, write, judge)) as pool:
             return list(pool.map(_grade_in_worker, [ed.path for ed in dirs], chunksize=chunk))
     except BrokenProcessPool as e:
         raise InfraError(f"a grading process died ({e}); the grades written so far are kept: run `rig grade` again, "
                          "with --jobs 1 to grade in one process") from None
 
 
-def grade_run(path: str | Path, write: bool = True, *, jobs: int | None = None, force: bool = False) -> GradingResult:
+def grade_run(path: str | Path, write: bool = True, *, jobs: int | None = None, force: bool = False,
+              judge: Callable[[], Judge] | None = None) -> GradingResult:
     """Grade every episode under a runs directory (or one episode directory) and summarise.
 
     Writes grade.json into each episode directory and, for a runs directory, summary.json and summary.md.
     Directories that should be episodes and are not are counted and listed in the summary. `jobs`: processes
-    (None: `default_jobs`); `force`: regrade episodes whose grade.json is still current.
+    (None: `default_jobs`); `force`: regrade episodes whose grade.json is still current; `judge`: builds the LLM judge
+    of free-text hybrid tasks (picklable, called once per process; rig.grading.judge).
     """
     path = Path(path)
     if not path.exists():
@@ -212,7 +232,7 @@ def grade_run(path: str | Path, write: bool = True, *, jobs: int | None = None, 
     runs = RunsDir(path)
     dirs = [single] if single.exists() else runs.episodes()
     n_jobs = jobs if jobs is not None else default_jobs(len(dirs))
-    done = _grade_all(dirs, n_jobs, force, write)
+    done = _grade_all(dirs, n_jobs, force, write, judge)
     grades = [g for g, _ in done]
     if not single.exists():
         grades += [stray_grade(d) for d in runs.strays()]
@@ -223,6 +243,7 @@ def grade_run(path: str | Path, write: bool = True, *, jobs: int | None = None, 
     return GradingResult(summary, graded=len(done) - kept, kept=kept, jobs=min(n_jobs, max(1, len(dirs))))
 
 
-def grade_runs(path: str | Path, write: bool = True, *, jobs: int | None = None, force: bool = False) -> Summary:
+def grade_runs(path: str | Path, write: bool = True, *, jobs: int | None = None, force: bool = False,
+               judge: Callable[[], Judge] | None = None) -> Summary:
     """`grade_run`'s summary: grade every episode under a runs directory (or one episode directory) and summarise."""
-    return grade_run(path, write, jobs=jobs, force=force).summary
+    return grade_run(path, write, jobs=jobs, force=force, judge=judge).summary
