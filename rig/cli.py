@@ -308,6 +308,8 @@ def grade(
     jobs: Optional[int] = typer.Option(None, "--jobs", help="grading processes (default: one per CPU for runs of "
                                        "40 episodes or more, else 1)"),
     force: bool = typer.Option(False, "--force", help="regrade every episode, also those whose grade.json is current"),
+    judge: Optional[str] = typer.Option(None, "--judge", help="provider:model of an LLM judge deciding the free-text "
+                                        "hybrid tasks (sql_to_search, parallel), as browser-use's --model"),
 ) -> None:
     """Grade episodes: grade.json per episode, summary.json and summary.md for a run.
 
@@ -319,7 +321,9 @@ def grade(
     from rig.grading.summary import markdown, summary_json
 
     try:
-        result = grade_run(path, jobs=jobs, force=force)
+        if judge is not None:
+            from rig.judge_llm import judge_factory
+        result = grade_run(path, jobs=jobs, force=force, judge=judge_factory(judge) if judge is not None else None)
     except RigError as exc:
         _fail(exc)
     summary = result.summary
