@@ -212,3 +212,43 @@ def test_summary_gives_pass_and_avg_at_k_per_hybrid_type():
     assert "## Hybrid web+SQL tasks (Pass@k and Avg@k per type)" in md
     assert "| mcp | goal | search_to_sql | 4 | 4 | 1 | 25.00 | 25.00 | 50.00 (k=2) | 25.00 |" in md
     assert "| mcp | goal | 6 | 66.67 | 2.5 |" in md
+
+
+def test_rig_grade_with_a_judge_over_a_local_model_server(tmp_path, monkeypatch):
+    """`rig grade --judge ollama:MODEL` against a real HTTP server on 127.0.0.1 speaking Ollama's chat API: the judge
+    decides the sql_to_search episode, execution match still decides the search_to_sql one, and dropping the judge
+    regrades the judged episode by its answer table."""
+    from server import TestServer
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+    from rig.episode_dir import EpisodeDir
+
+    runs = tmp_path / "runs"
+    judged = _episode(runs / SQL2S.id / "goal" / "mcp" / "trial-0", SQL2S.id,
+                      [*_sql2s_calls(), _call("final_answer", {"answer": "Swaziland, Africa"})],
+                      _table(["Country", "Continent"], [["Swaziland", "Asia"]]))
+    matched = _episode(runs / S2SQL.id / "goal" / "mcp" / "trial-0", S2SQL.id,
+                       [_call("run_sql", {"sql": S2SQL.gold_sql})], GOLD_ANSWER)
+    asked: list[dict[str, Any]] = []
+
+    def chat(ex):
+        asked.append(json.loads(ex.request.body))
+        ex.send_json({"model": "judge", "created_at": "2026-01-01T00:00:00Z", "done": True,
+                      "message": {"role": "assistant", "content": "extracted_final_answer: Swaziland, Africa\n"
+                                                                  "reasoning: matches\ncorrect: yes"}})
+    with TestServer() as srv:
+        srv.set_route("/api/chat", chat)
+        monkeypatch.setenv("OLLAMA_HOST", srv.url)
+        res = CliRunner().invoke(app, ["grade", str(runs), "--judge", "ollama:judge", "--jobs", "1", "--json"])
+        assert res.exit_code == 0, res.output
+    g = EpisodeDir(judged).read_grade()
+    assert g.hybrid.decided_by == "judge" and g.hybrid.judge.model == "ollama:judge" and g.passed
+    assert len(asked) == 1 and asked[0]["model"] == "judge" and "Swaziland, Africa" in json.dumps(asked[0])
+    assert EpisodeDir(matched).read_grade().hybrid.decided_by == "execution_match"
+    summary = json.loads(res.stdout)
+    assert summary["groups"][0]["hybrid"]["sql_to_search"]["passed"] == 1
+    res = CliRunner().invoke(app, ["grade", str(runs), "--jobs", "1"])
+    assert res.exit_code == 0, res.output
+    g = EpisodeDir(judged).read_grade()
+    assert g.hybrid.decided_by == "answer_table" and not g.passed, "the table says Asia: wrong without the judge"
