@@ -128,8 +128,8 @@ def record(
 @app.command()
 def run(
     task: list[str] = typer.Option(..., "--task", help="task id, task file, or `all` (repeatable)"),
-    agent: str = typer.Option(..., "--agent", help="reference, scripted:FILE, perturbed:KIND, browser-use, cdp, operator, "
-                                                   "mcp, cli"),
+    agent: list[str] = typer.Option(..., "--agent", help="reference, scripted:FILE, perturbed:KIND, browser-use, cdp, "
+                                                         "operator, mcp, cli (repeatable: several agents in one run)"),
     variant: Optional[list[str]] = typer.Option(None, "--variant", help="constraint or goal (default: both)"),
     trials: int = typer.Option(1, "--trials", help="episodes per (task, variant)"),
     out_dir: Path = typer.Option(Path("runs"), "--out", help="runs directory"),

@@ -34,9 +34,8 @@ def run_demo(out_dir: Path, *, all_tasks: bool = False, concurrency: int = 2,
     variants = ["constraint", "goal"] if all_tasks else ["constraint"]
     with SitesServer() as srv:
         logger.info("bundled sites at {}", srv.url)
-        for agent in AGENTS:
-            run(RunConfig(tasks=tasks, agent=agent, runs_dir=runs_dir, variants=variants, concurrency=concurrency,
-                          resume=True, sites_url=srv.url), progress)
+        run(RunConfig(tasks=tasks, agent=list(AGENTS), runs_dir=runs_dir, variants=variants, concurrency=concurrency,
+                      resume=True, sites_url=srv.url), progress)
     summary = grade_runs(runs_dir)
     return summary, _report(runs_dir, out_dir / "report")
 

@@ -129,7 +129,10 @@ async def test_concurrency_loses_no_step_and_resume_does_no_work_twice(tmp_path,
     tasks = bundled_tasks()
     agent = ReferenceAgent()
     specs = plan(tasks, ["constraint"], agent.name, 1, tmp_path, resume=False)
-    episodes = await _run(agent, tmp_path, specs=specs, concurrency=4, sites_url=sites_url)
+    # a budget far beyond any episode's length: this test is about lost steps, not budgets, and a busy machine
+    # running four episodes at once must not turn into timeouts
+    roomy = Budget(max_steps=60, timeout_s=1800, stall_s=900)
+    episodes = await _run(agent, tmp_path, budget=roomy, specs=specs, concurrency=4, sites_url=sites_url)
     assert [e.status for e in episodes] == ["ok"] * len(tasks)
     for task, ep in zip(tasks, episodes):
         d = EpisodeSpec(task, "constraint", agent.name, 0).directory(tmp_path)
@@ -258,3 +261,20 @@ def test_rig_record_never_writes_into_an_existing_episode(tmp_path):
     assert "episode: already holds a recorded episode; a recording is never written into an existing episode" in \
         " ".join(res.stderr.split())
     assert out.trajectory_file.read_text() == before
+
+
+def test_several_agents_share_one_run(tmp_path, sites_url):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    runs = tmp_path / "runs"
+    res = CliRunner().invoke(app, ["run", "--task", "eco-02", "--variant", "constraint", "--agent", "reference",
+                                   "--agent", "perturbed:scope_drift", "--agent", "reference", "--out", str(runs),
+                                   "--sites-url", sites_url, "--concurrency", "2"])
+    assert res.exit_code == 0, res.output
+    eps = {d.parent.name: EpisodeDir(d).read_episode() for d in runs.glob("eco-02/constraint/*/trial-0")}
+    assert sorted(eps) == ["perturbed_scope_drift", "reference"], "an agent named twice runs once"
+    assert {e.agent for e in eps.values()} == {"reference", "perturbed:scope_drift"}
+    assert all(e.status == "ok" for e in eps.values())
+    assert not list(runs.glob("eco-02/constraint/*/trial-1"))

@@ -16,10 +16,11 @@ VARIANTS = ("constraint", "goal")
 
 @dataclass
 class RunConfig:
-    """What `rig run` is asked to do: which episodes, with which agent, where, and under which rules."""
+    """What `rig run` is asked to do: which episodes, with which agents, where, and under which rules."""
 
     tasks: list[str]
-    agent: str
+    #: One agent name, or several: every agent runs every (task, variant, trial), sharing one browser and sites server.
+    agent: str | list[str]
     runs_dir: Path
     variants: list[str] | None = None
     trials: int = 1
@@ -36,8 +37,6 @@ class RunConfig:
     headless: bool = True
     #: A live run reaches only the sites server and these hosts (HOST or HOST:PORT).
     allow_hosts: list[str] | None = None
-    #: The `cli` agent's command (a shell command line run against the episode's MCP tool server).
-    command: str | None = None
     #: The browser may reach the network (`--live`); else loopback only.
     live: bool = False
     #: Host mappings, `HOST=ADDR:PORT` (`--resolve`).
@@ -50,9 +49,19 @@ class RunConfig:
     def network(self) -> Network:
         """The run's network settings (InputError naming a bad `--resolve`)."""
         return Network.of(self.live, self.resolve, self.ignore_https_errors, self.politeness)
+    #: The `cli` agent's command (a shell command line run against the episode's MCP tool server).
+    command: str | None = None
+
+    @property
+    def agents(self) -> list[str]:
+        """The agent names, in the order given, each once."""
+        names = [self.agent] if isinstance(self.agent, str) else list(self.agent)
+        return list(dict.fromkeys(names))
 
     def check(self) -> None:
         """InputError naming the option that is wrong."""
+        if not self.agents:
+            raise InputError("--agent", None, "give at least one agent")
         if self.executor not in ("local", "ray"):
             raise InputError("--executor", None, f"{self.executor!r} is not an executor; use local or ray")
         for v in self.variants or []:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,7 @@ class RunStats:
 
 async def run_local(
     specs: list[EpisodeSpec],
-    agent: Agent,
+    agents: Agent | Mapping[tuple[str, str], Agent],
     runs_dir: Path,
     *,
     sites_url: str,
@@ -131,10 +132,14 @@ async def run_local(
 ) -> list[Episode]:
     """Run episodes, at most `concurrency` at once, each in its own browser context of one shared browser.
 
+    `agents` is the agent of every spec, or, for a run of several, the agents by (name, identity) as the specs give
+    them (`spec.agent`, `spec.identity`).
+
     With `allow_hosts` (live runs), each context reaches only the sites server and those hosts (rig.runner.hosts).
     `network` says whether the browser may reach the network, with which host mappings and politeness
     (rig.runner.live).
     """
+    by_name = agents if isinstance(agents, Mapping) else None
     stats = RunStats()
     sem = asyncio.Semaphore(max(1, concurrency))
     runs = RunsDir(runs_dir)
@@ -157,7 +162,8 @@ async def run_local(
                 stats.running += 1
                 show()
                 try:
-                    ep = await run_episode(spec, agent, spec.directory(runs), ctx)
+                    agent = by_name[spec.agent, spec.identity] if by_name is not None else agents
+                    ep = await run_episode(spec, agent, spec.directory(runs), ctx)  # type: ignore[arg-type]
                 finally:
                     stats.running -= 1
                 stats.done += 1

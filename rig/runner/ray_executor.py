@@ -19,19 +19,20 @@ from rig.errors import InputError
 from rig.formats.episode import Episode
 from rig.runner.config import RunConfig
 from rig.runner.live import Network
-from rig.runner.spec import EpisodeSpec
+from rig.runner.spec import EpisodeSpec, agent_identity
 
 
 class EpisodeWorker:
     """One worker process: runs episodes one at a time with its own browser."""
 
-    def __init__(self, agent: str, model: str | None, answer_file: str | None, runs_dir: str,
+    def __init__(self, agents: list[str], model: str | None, answer_file: str | None, runs_dir: str,
                  sites_url: str | None, budget: Budget, headless: bool, allow_hosts: list[str] | None = None,
                  network: Network | None = None) -> None:
         from rig.agents.registry import make_agent
         from rig.sites import SitesServer
 
-        self.agent = make_agent(agent, model=model, answer_file=Path(answer_file) if answer_file else None)
+        made = [make_agent(a, model=model, answer_file=Path(answer_file) if answer_file else None) for a in agents]
+        self.agents = {(a.name, agent_identity(a)): a for a in made}
         self.runs_dir, self.budget, self.headless, self.allow_hosts = Path(runs_dir), budget, headless, allow_hosts
         self.network = network
         self.sites = None if sites_url else SitesServer().start()
@@ -56,7 +57,7 @@ class EpisodeWorker:
                                sealed=self.allow_hosts is not None, network=self.network)
             self.ctx = EpisodeContext(pool=pool, sites_url=self.sites_url, budget=self.budget,
                                       adapters=bundled_adapters(), allow_hosts=self.allow_hosts)
-        ep = await run_episode(spec, self.agent, spec.directory(RunsDir(self.runs_dir)), self.ctx)
+        ep = await run_episode(spec, self.agents[spec.agent, spec.identity], spec.directory(RunsDir(self.runs_dir)), self.ctx)
         return ep.model_dump(mode="json")
 
 
@@ -76,7 +77,7 @@ def run_ray(specs: list[EpisodeSpec], config: RunConfig, *, progress: Progress |
     try:
         worker = ray.remote(num_cpus=1, max_concurrency=1)(EpisodeWorker)
         answer_file = str(config.answer_file) if config.answer_file else None
-        actors = [worker.remote(config.agent, config.model, answer_file, str(config.runs_dir.resolve()), config.sites_url,
+        actors = [worker.remote(config.agents, config.model, answer_file, str(config.runs_dir.resolve()), config.sites_url,
                                 config.budget, config.headless, allow_hosts, network)
                   for _ in range(max(1, min(config.concurrency, len(specs))))]
         bar = progress.add_task("episodes (ray)", total=len(specs)) if progress else None

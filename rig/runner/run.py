@@ -8,6 +8,7 @@ from contextlib import nullcontext
 from loguru import logger
 from rich.progress import Progress
 
+from rig.agents.base import Agent
 from rig.agents.registry import make_agent
 from rig.episode_dir import RunsDir
 from rig.errors import InputError
@@ -36,7 +37,9 @@ def select_tasks(refs: list[str]) -> list[Task]:
 
 
 def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
-    """Run every (task, variant, agent, trial) episode into the runs directory; return their episode records."""
+    """Run every (task, variant, agent, trial) episode into the runs directory; return their episode records.
+
+    With several agents, all their episodes share one browser, one sites server and one progress bar."""
     config.check()
     allow = parse_hosts(config.allow_hosts) if config.allow_hosts is not None else None
     network = config.network()
@@ -46,18 +49,21 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
         task_adapter(task)  # a missing or bad adapter file fails the run before any episode
         if task.start_hidden and task.start_url and task.start_url in task.prompts.constraint + task.prompts.goal:
             logger.warning("{}: start_hidden, but a prompt names the start page {}", task.id, task.start_url)
-    agent = make_agent(config.agent, model=config.model, answer_file=config.answer_file,
-                       command=config.command)
-    check = getattr(agent, "check", None)
-    for task in tasks if check else []:
-        check(task)  # e.g. a perturbation the task cannot take: fail before any episode starts
+    agents: dict[tuple[str, str], Agent] = {}
+    for name in config.agents:
+        agent = make_agent(name, model=config.model, answer_file=config.answer_file, command=config.command)
+        check = getattr(agent, "check", None)
+        for task in tasks if check else []:
+            check(task)  # e.g. a perturbation the task cannot take: fail before any episode starts
+        agents[agent.name, agent_identity(agent)] = agent
     sites_url, snapshot = config.sites_url, None
     if config.frozen is not None:
         snapshot = open_frozen(config.frozen, tasks)
         sites_url = snapshot.start_url_base
     runs = RunsDir(config.runs_dir)
-    specs = plan(tasks, list(config.variants or VARIANTS), agent.name, config.trials, runs, config.resume,
-                 identity=agent_identity(agent))
+    specs = [spec for (name, identity) in agents
+             for spec in plan(tasks, list(config.variants or VARIANTS), name, config.trials, runs, config.resume,
+                              identity=identity)]
     specs = claim(specs, runs, config.resume)
     runs.path.mkdir(parents=True, exist_ok=True)
     log = add_run_log(runs.log_file)
@@ -68,7 +74,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
             return run_ray(specs, config, progress=progress, allow_hosts=allow, network=network)
         with SitesServer() if sites_url is None else nullcontext() as srv:
             url = sites_url or srv.url
-            return asyncio.run(run_local(specs, agent, runs.path, sites_url=url, budget=config.budget,
+            return asyncio.run(run_local(specs, agents, runs.path, sites_url=url, budget=config.budget,
                                          concurrency=config.concurrency, progress=progress, headless=config.headless,
                                          frozen=snapshot, allow_hosts=allow, network=network))
     finally:
