@@ -22,7 +22,7 @@ import difflib
 import hashlib
 import json
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +48,7 @@ from rig.browser import HostMapping, launch
 from rig.episode_dir import EpisodeDir, RunsDir
 from rig.errors import InputError
 from rig.formats.drift import DriftItem, DriftReport
+from rig.politeness import PoliteGate, Politeness
 from rig.replay_cmd import load_episode
 from rig.sites import bundled_adapters
 from rig.tasks.loader import task_of
@@ -83,6 +84,38 @@ class DriftOptions:
     timeout_s: float = 15.0
     #: A differing step is captured again this often (100 ms apart) before it counts: the live page may still load.
     rechecks: int = RECHECKS
+    #: Requests to each host are rate-limited and capped as in live runs (None: not held back).
+    politeness: Politeness | None = field(default_factory=Politeness)
+
+
+@dataclass
+class _Live:
+    """How live contexts are made: certificate errors, the rig's user agent, one politeness gate for the whole check."""
+
+    opts: DriftOptions
+    gate: PoliteGate | None = None
+    user_agent: str | None = None
+
+    @classmethod
+    async def start(cls, browser: Browser, opts: DriftOptions) -> _Live:
+        """The live side of a check on `browser` (reading the browser's user agent once, for politeness)."""
+        if opts.politeness is None:
+            return cls(opts)
+        probe = await browser.new_context()
+        try:
+            agent = await (await probe.new_page()).evaluate("navigator.userAgent")
+        finally:
+            await probe.close()
+        return cls(opts, PoliteGate(opts.politeness), opts.politeness.user_agent(agent))
+
+    async def context(self, browser: Browser) -> BrowserContext:
+        """A new context reaching the live origins."""
+        extra = {"user_agent": self.user_agent} if self.user_agent else {}
+        context = await browser.new_context(ignore_https_errors=self.opts.ignore_https_errors, service_workers="block",
+                                            **extra)
+        if self.gate is not None:
+            await self.gate.attach(context)
+        return context
 
 
 @dataclass
@@ -157,21 +190,18 @@ def drift(paths: list[Path], options: DriftOptions | None = None) -> DriftReport
         async with async_playwright() as pw:
             browser = await launch(pw, headless=opts.headless, local_only=False, resolve=opts.resolve)
             try:
+                live = await _Live.start(browser, opts)
                 for ed, index, steps in plan.episodes:
-                    for item in await episode_drift(browser, ed, index, steps, opts):
+                    for item in await episode_drift(browser, live, ed, index, steps):
                         report.add(item)
                 for directory, frozen in plan.snapshots:
-                    for item in await snapshot_drift(browser, directory, frozen, opts, report.skipped):
+                    for item in await snapshot_drift(browser, live, directory, frozen, report.skipped):
                         report.add(item)
             finally:
                 await browser.close()
         return report
 
     return asyncio.run(main())
-
-
-def _live_context_options(opts: DriftOptions) -> dict[str, Any]:
-    return {"ignore_https_errors": opts.ignore_https_errors, "service_workers": "block"}
 
 
 # --- episodes ------------------------------------------------------------------------------------------------
@@ -208,11 +238,12 @@ class _Tap:
         return step
 
 
-async def episode_drift(browser: Browser, ed: EpisodeDir, index: ArchiveIndex, steps: list[RecordedStep],
-                        opts: DriftOptions) -> list[DriftItem]:
+async def episode_drift(browser: Browser, live_side: _Live, ed: EpisodeDir, index: ArchiveIndex,
+                        steps: list[RecordedStep]) -> list[DriftItem]:
     """Re-drive an episode's steps live; one item per step."""
+    opts = live_side.opts
     with tempfile.TemporaryDirectory(prefix="rig-drift-") as scratch:
-        context = await browser.new_context(**_live_context_options(opts))
+        context = await live_side.context(browser)
         try:
             rec = await Recorder.attach(context, scratch, options=TEXT_ONLY, adapters=bundled_adapters())
             tap = _Tap(rec, steps)
@@ -288,7 +319,7 @@ def _kind(x: Exchange) -> str | None:
     return "data"
 
 
-async def snapshot_drift(browser: Browser, directory: Path, frozen: FrozenSite, opts: DriftOptions,
+async def snapshot_drift(browser: Browser, live: _Live, directory: Path, frozen: FrozenSite,
                          skipped: list[str]) -> list[DriftItem]:
     """Send every archived request of a snapshot again; one item per page or data request."""
     groups = sorted(frozen.index.exchanges.values(), key=lambda xs: xs[0].order)
@@ -306,20 +337,26 @@ async def snapshot_drift(browser: Browser, directory: Path, frozen: FrozenSite, 
         skipped.append(f"{directory}: {bundled} requests to the bundled sites (no live origin)")
     if assets:
         skipped.append(f"{directory}: {assets} images, styles, scripts and fonts (the pages using them are compared)")
-    items = await _page_items(browser, directory, frozen, pages, opts)
-    items += await _data_items(browser, directory, data, opts)
+    items = await _page_items(browser, live, directory, frozen, pages)
+    items += await _data_items(browser, live, directory, data)
     return items
 
 
-async def _page_items(browser: Browser, directory: Path, frozen: FrozenSite, pages: list[list[Exchange]],
-                      opts: DriftOptions) -> list[DriftItem]:
+async def _page_items(browser: Browser, live_side: _Live, directory: Path, frozen: FrozenSite,
+                      pages: list[list[Exchange]]) -> list[DriftItem]:
     if not pages:
         return []
     urls = [xs[0].url for xs in pages]
-    archived = await _render(browser, urls, REPLAY_CONTEXT_OPTIONS, frozen, opts)
-    live = await _render(browser, urls, _live_context_options(opts), None, opts)
+
+    async def from_snapshot(b: Browser) -> BrowserContext:
+        context = await b.new_context(**REPLAY_CONTEXT_OPTIONS)
+        await frozen.attach(context)
+        return context
+
+    archived = await _render(browser, urls, from_snapshot, live_side.opts)
+    live = await _render(browser, urls, live_side.context, live_side.opts, expected=[a[4] for a in archived])
     items = []
-    for url, (a_text, a_status, _, _), (l_text, l_status, l_url, error) in zip(urls, archived, live, strict=True):
+    for url, (a_text, a_status, *_), (l_text, l_status, l_url, error, _) in zip(urls, archived, live, strict=True):
         item = DriftItem(url=url, kind="page", status="unchanged", source=str(directory), live_url=l_url,
                          http_status=l_status)
         gone = error or _gone_reason(l_status, a_status, l_url or "")
@@ -331,26 +368,49 @@ async def _page_items(browser: Browser, directory: Path, frozen: FrozenSite, pag
     return items
 
 
-async def _render(browser: Browser, urls: list[str], context_options: dict[str, Any], frozen: FrozenSite | None,
-                  opts: DriftOptions) -> list[tuple[str | None, int | None, str | None, str | None]]:
-    """Each URL loaded in turn in one recorded context (answered from `frozen`, else live): its visible text, the
-    document's HTTP status, where it ended up, and an error if it did not load."""
+async def _render(browser: Browser, urls: list[str], new_context: Callable[[Browser], Awaitable[BrowserContext]],
+                  opts: DriftOptions, expected: list[str | None] | None = None,
+                  ) -> list[tuple[str | None, int | None, str | None, str | None, str | None]]:
+    """Each URL loaded in turn in one recorded context (from `new_context`: the snapshot's, or a live one): its visible
+    text, the document's HTTP status, where it ended up, an error if it did not load, and the text's hash.
+
+    A page is captured again (100 ms apart, `opts.rechecks` times at most) until its text is the `expected` one, or
+    without `expected` until two captures agree: a page still filling itself in is not compared mid-way."""
     out: list[tuple[str, Step | None, int | None, str | None]] = []
     with tempfile.TemporaryDirectory(prefix="rig-drift-") as scratch:
-        context = await browser.new_context(**context_options)
+        context = await new_context(browser)
         try:
-            if frozen is not None:
-                await frozen.attach(context)
             rec = await Recorder.attach(context, scratch, options=TEXT_ONLY, adapters=bundled_adapters())
             page = await context.new_page()
-            for url in urls:
-                out.append(await _visit(rec, page, url, opts))
+            for n, url in enumerate(urls):
+                url, step, status, error = await _visit(rec, page, url, opts)
+                want = expected[n] if expected is not None else None
+                out.append((url, await _steady(rec, step, want, opts.rechecks), status, error))
             await rec.close()
         finally:
             await context.close()
         texts = load_index(rec.warc_path, texts=True).texts
     return [(texts.get(s.snapshot.warc_record_id or "") if s and s.snapshot else None, status,
-             s.url if s else url, error) for url, s, status, error in out]
+             s.url if s else url, error, s.text_hash if s else None) for url, s, status, error in out]
+
+
+async def _steady(rec: Recorder, step: Step | None, want: str | None, rechecks: int) -> Step | None:
+    """The page captured again until its text hash is `want` (None: until two captures agree), `rechecks` times at most."""
+    last = step
+    for _ in range(rechecks if step is not None else 0):
+        if last is None or (want is not None and last.text_hash == want):
+            break
+        await asyncio.sleep(0.1)
+        try:
+            again = await rec.checkpoint("drift recheck")
+        except (PlaywrightError, RuntimeError):
+            break  # the page went away: keep the capture there is
+        if again is None:
+            break
+        if want is None and again.text_hash == last.text_hash:
+            return again
+        last = again
+    return last
 
 
 async def _visit(rec: Recorder, page: Page, url: str, opts: DriftOptions) -> tuple[str, Step | None, int | None, str | None]:
@@ -366,11 +426,11 @@ async def _visit(rec: Recorder, page: Page, url: str, opts: DriftOptions) -> tup
     return url, rec.last_step if rec.steps > before else None, status, error
 
 
-async def _data_items(browser: Browser, directory: Path, data: list[list[Exchange]], opts: DriftOptions) -> list[DriftItem]:
+async def _data_items(browser: Browser, live: _Live, directory: Path, data: list[list[Exchange]]) -> list[DriftItem]:
     if not data:
         return []
     items = []
-    context = await browser.new_context(**_live_context_options(opts))
+    context = await live.context(browser)
     try:
         pages: dict[str, Page] = {}
         for xs in data:

@@ -55,15 +55,15 @@ def recorded(liveweb, tmp_path_factory):
 def test_nothing_changed_exits_0_with_every_step_unchanged(liveweb, recorded):
     ep, snap, _ = recorded
     code, report = drift(liveweb, ep.path)
-    assert code == 0
-    assert [(i["step"], i["status"]) for i in report["items"]] == [(s.step, "unchanged") for s in ep.steps()]
+    assert code == 0, report
+    assert [(i["step"], i["status"]) for i in report["items"]] == [(s.step, "unchanged") for s in ep.steps()], report
     assert report["changed"] == report["gone"] == 0 and report["unchanged"] == len(ep.steps())
     code, report = drift(liveweb, snap)
     assert code == 0, report
     kinds = {(i["kind"], i["url"].split("?")[0]) for i in report["items"]}
     assert {("page", liveweb.portal.url("/search")), ("page", liveweb.portal.url("/results")),
             ("data", liveweb.portal.url("/api/results"))} <= kinds
-    assert all(i["status"] == "unchanged" and i["step"] is None for i in report["items"])
+    assert all(i["status"] == "unchanged" and i["step"] is None for i in report["items"]), report
 
 
 def test_changed_data_exits_1_naming_the_step_and_the_new_text(liveweb, recorded):
