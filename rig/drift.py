@@ -162,7 +162,10 @@ def _snapshots(path: Path) -> list[Path]:
 def _plan_episode(plan: _Plan, ed: EpisodeDir) -> None:
     index, steps = load_episode(ed.path)
     if ed.episode_file.is_file():
-        found = task_of(ed.read_episode(), ed.path)
+        try:
+            found = task_of(ed.read_episode(), ed.path)
+        except InputError:  # its task file moved or broke: the episode is re-driven on the origins it recorded
+            found = None
         if found is not None and found[0].site is not None:
             plan.skipped.append(f"{ed.path}: ran on the bundled site {found[0].site} (re-drive it with `rig replay`)")
             return

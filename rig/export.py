@@ -21,7 +21,7 @@ from pathlib import Path
 from loguru import logger
 
 from replay.errors import ReplayError
-from replay.index import ArchiveIndex, load_index
+from replay.index import ArchiveIndex, load_index, whole_gzip_members
 from replay.snapshot import Manifest, snapshot_dirs
 from rig.episode_dir import EpisodeDir, RunsDir
 from rig.errors import InfraError, InputError
@@ -37,6 +37,8 @@ class Source:
     name: str
     warc: Path
     pages: list[dict[str, str]] = field(default_factory=list)
+    #: A torn archive (a killed recording): only its first `whole` bytes, its complete records, are exported.
+    whole: int | None = None
 
 
 @dataclass
@@ -62,7 +64,10 @@ def export_wacz(path: Path, out: Path) -> ExportResult:
         warcs = []
         for src in sources:
             link = work / f"{src.name}.warc.gz"
-            os.symlink(src.warc.resolve(), link)
+            if src.whole is None:
+                os.symlink(src.warc.resolve(), link)
+            else:
+                link.write_bytes(src.warc.read_bytes()[:src.whole])
             warcs.append(link)
         pages_file = work / "pages.jsonl"
         pages = [p for s in sources for p in s.pages]
@@ -128,6 +133,12 @@ def _episode_source(ep: EpisodeDir, name: str) -> Source:
     index = ep.archive(strict=False)
     if index.records == 0:
         raise InputError(str(ep.warc_file), None, "holds no WARC record: there is nothing to export")
+    whole = None
+    if index.errors:  # a torn last record, or a record in the middle that is not WARC: export what comes before it
+        for problem in index.errors:
+            logger.warning(problem)
+        data = ep.warc_file.read_bytes()
+        whole = index.stopped[0] if index.stopped is not None else whole_gzip_members(data)
     start = index.recorded_at or datetime.now(UTC)
     pages, seen = [], set()
     for step in ep.steps():
@@ -140,7 +151,7 @@ def _episode_source(ep: EpisodeDir, name: str) -> Source:
         if rid and rid in index.texts:
             page["text"] = index.texts[rid]
         pages.append(page)
-    return Source(_safe(name), ep.warc_file, pages)
+    return Source(_safe(name), ep.warc_file, pages, whole)
 
 
 def _snapshot_source(directory: Path) -> Source:

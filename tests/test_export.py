@@ -99,6 +99,20 @@ async def test_a_runs_directory_exports_every_episode_under_its_own_name(browser
     assert len({p["id"] for p in pages[1:]}) == len(pages) - 1
 
 
+async def test_a_torn_archive_exports_its_complete_records(browser, sites_url, tmp_path):
+    ep = await record(browser, sites_url, tmp_path / "ep")
+    whole = ep.warc_file.read_bytes()
+    complete = records(whole)
+    ep.warc_file.write_bytes(whole[:-20])  # a killed recording: the last record is cut short
+    code, out = rig("export", ep.path, "--wacz", tmp_path / "ep.wacz")
+    assert code == 0, out
+    z, _, _ = opened(tmp_path / "ep.wacz")
+    kept = records(z.read("archive/ep.warc.gz"))
+    assert [h.get_header("WARC-Record-ID") for _, h, _ in kept] == \
+           [h.get_header("WARC-Record-ID") for _, h, _ in complete[:-1]]
+    assert validate_wacz(tmp_path / "ep.wacz")
+
+
 def test_a_snapshot_exports_with_a_page_per_html_document(tmp_path):
     code, out = rig("export", SNAPSHOTS / "eco", "--wacz", tmp_path / "eco.wacz")
     assert code == 0, out
