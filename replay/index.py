@@ -9,6 +9,7 @@ Per-step text records (`WARC-Rig-Capture: text`) are kept only as digests; DOM s
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import io
 import time
@@ -30,6 +31,9 @@ STEP_HEADER = "WARC-Rig-Step"
 CAPTURE_HEADER = "WARC-Rig-Capture"
 #: Header of a response record the recorder archived without its body (its value says why): no answer to replay.
 MISSING_HEADER = "WARC-Rig-Missing"
+#: Archives up to this size (compressed) are inflated once and parsed as plain records; larger ones are streamed by
+#: warcio's own gzip reader, so that the decompressed copy never has to fit in memory at once.
+_INFLATE_ONCE_MAX = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -158,19 +162,45 @@ def _same(a: Exchange, b: Exchange) -> bool:
 
 def whole_gzip_members(data: bytes, chunk: int = 4096) -> int:
     """How many leading bytes of `data` are whole gzip members: a torn (or corrupt) member and all after it are not."""
-    view, end = memoryview(data), 0
-    while end < len(data):
-        d, pos = zlib.decompressobj(31), end
+    return _gunzip_members(data, chunk).end
+
+
+@dataclass
+class _Members:
+    """The leading whole gzip members of a file, decompressed: their content, and where each began in it and in the file."""
+
+    content: list[bytes] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)  # each member's offset in the joined content
+    offsets: list[int] = field(default_factory=list)  # each member's offset in the file
+    end: int = 0  # bytes of the file that are whole members
+
+    def offset_in_file(self, at: int) -> int:
+        """The file offset of the member holding byte `at` of the joined content (a record's start: its member's)."""
+        return self.offsets[max(0, bisect.bisect_right(self.starts, at) - 1)] if self.offsets else at
+
+
+def _gunzip_members(data: bytes, chunk: int = 4096, keep: bool = False) -> _Members:
+    """Decompress `data` member by member up to a torn (or corrupt) member; with `keep`, keep what each one held."""
+    view, out, size = memoryview(data), _Members(), 0
+    while out.end < len(data):
+        d, pos, parts = zlib.decompressobj(31), out.end, []
         try:
             while not d.eof and pos < len(data):
-                d.decompress(view[pos:pos + chunk])
+                part = d.decompress(view[pos:pos + chunk])
+                if keep:
+                    parts.append(part)
                 pos += chunk
         except zlib.error:
-            return end
+            return out
         if not d.eof:
-            return end
-        end = min(pos, len(data)) - len(d.unused_data)
-    return end
+            return out
+        if keep:
+            out.starts.append(size)
+            out.offsets.append(out.end)
+            out.content.extend(parts)
+            size += sum(map(len, parts))
+        out.end = min(pos, len(data)) - len(d.unused_data)
+    return out
 
 
 def _read(path: Path, file_no: int, out: list[Exchange], index: ArchiveIndex, dates: list[str], texts: bool) -> None:
@@ -184,12 +214,15 @@ def _read(path: Path, file_no: int, out: list[Exchange], index: ArchiveIndex, da
     if data and data[:2] != b"\x1f\x8b" and not data.startswith(b"WARC/"):
         raise ReplayError(f"{path}: not a WARC file (it starts with neither a gzip header nor 'WARC/'); "
                           f"check it with `warcio check {path}`")
-    end = whole_gzip_members(data) if data[:2] == b"\x1f\x8b" else len(data)
+    # gzip: the whole members decompressed once, here, and read by warcio as plain records (not inflated again)
+    members = _gunzip_members(data, keep=len(data) <= _INFLATE_ONCE_MAX) if data[:2] == b"\x1f\x8b" else None
+    end = members.end if members is not None else len(data)
     if 0 < end < len(data):  # warcio would hand out the torn record's partial content as if it were whole
         index.errors.append(f"{path}: the archive ends with a torn or corrupt record at byte {end} of {len(data)}; "
                             "the complete records before it are used")
+    inflated = members is not None and bool(members.offsets)
     try:
-        with io.BytesIO(data[:end] if end else data) as fh:
+        with io.BytesIO(b"".join(members.content) if inflated else data[:end] if end else data) as fh:
             records = ArchiveIterator(fh, arc2warc=True)
             for pos, rec in enumerate(records):
                 if rec.format != "warc" or not rec.rec_type:
@@ -225,9 +258,10 @@ def _read(path: Path, file_no: int, out: list[Exchange], index: ArchiveIndex, da
     except (ArchiveLoadFailed, OSError, ValueError, AttributeError, EOFError) as exc:
         if pos <= 0:
             raise ReplayError(f"{path}: not a readable WARC ({exc or type(exc).__name__}); check it with `warcio check {path}`") from None
-        index.errors.append(f"{path}: reading stopped at byte {records.offset}, after {index.records - before} records "
+        at = members.offset_in_file(records.offset) if inflated else records.offset
+        index.errors.append(f"{path}: reading stopped at byte {at}, after {index.records - before} records "
                             f"({exc or type(exc).__name__}); the records before it are used")
-        index.stopped = (records.offset, str(getattr(exc, "msg", exc) or type(exc).__name__).strip())
+        index.stopped = (at, str(getattr(exc, "msg", exc) or type(exc).__name__).strip())
     if pos < 0 and path.stat().st_size > 0:
         raise ReplayError(f"{path}: no WARC record in it (bad gzip?); check it with `warcio check {path}`")
     for x in requests:

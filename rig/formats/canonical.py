@@ -12,6 +12,8 @@ from typing import Any, Callable
 DEFAULT_RULES: list[Any] = ["nfkc", "trim", "collapse_ws"]
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d/%m/%Y", "%m/%d/%Y", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y",
                  "%Y-%m", "%B %Y", "%b %Y", "%Y%m%d")
+_DIGIT = re.compile(r"\d")
+_WS = re.compile(r"\s+")
 _MD = re.compile(r"(\*\*|__|\*|_|`|~~)(.+?)\1")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
@@ -29,6 +31,8 @@ def _number(value: str, decimals: int | None = None) -> str:
 
 def _date(value: str) -> str:
     text = value.strip()
+    if not _DIGIT.search(text):  # every format holds a year: no digit, no date (and no strptime per format)
+        return value
     for fmt in _DATE_FORMATS:
         try:
             d = datetime.strptime(text, fmt)
@@ -41,7 +45,7 @@ def _date(value: str) -> str:
 _SIMPLE: dict[str, Callable[[str], str]] = {
     "nfkc": lambda v: unicodedata.normalize("NFKC", v),
     "trim": str.strip,
-    "collapse_ws": lambda v: re.sub(r"\s+", " ", v),
+    "collapse_ws": lambda v: _WS.sub(" ", v),
     "casefold": str.casefold,
     "strip_punct": lambda v: v.translate(str.maketrans("", "", string.punctuation)),
     "strip_markdown": lambda v: _MD.sub(r"\2", _MD_LINK.sub(r"\1", v)),

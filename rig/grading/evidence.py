@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -52,7 +53,8 @@ class PageText:
         self.lines = [[norm(c) for c in line.split("\t")] for line in text.splitlines() if line.strip()]
         self.table_lines = [cells for cells in self.lines if len(cells) >= 2]
         self._line_loose = [" \t ".join(cells).casefold() for cells in self.lines]
-        self._canon_cache: dict[tuple[CellForms, str], list[set[str]]] = {}
+        self._canon_cache: dict[tuple[str, str], list[set[str]]] = {}
+        self._rows: dict[tuple[str, str, tuple[tuple[str, str], ...]], bool] = {}
 
     def find(self, excerpt: str) -> str | None:
         """How `excerpt` occurs: `exact`, `normalised`, `casefold`, or None. `...`/`…` mark elisions."""
@@ -69,6 +71,12 @@ class PageText:
 
     def row_on_line(self, row: list[tuple[str, str]], forms: CellForms) -> bool:
         """Whether every (column, value) of `row` shows on one line of the page."""
+        key = ("line", forms.key, tuple(row))
+        if key not in self._rows:
+            self._rows[key] = self._row_on_line(row, forms)
+        return self._rows[key]
+
+    def _row_on_line(self, row: list[tuple[str, str]], forms: CellForms) -> bool:
         wanted = [(c, norm(v)) for c, v in row if norm(v)]
         if not wanted:
             return False
@@ -84,8 +92,11 @@ class PageText:
 
     def row_on_page(self, row: list[tuple[str, str]], forms: CellForms) -> bool:
         """Whether every (column, value) of `row` shows somewhere on the page."""
-        wanted = [(c, norm(v)) for c, v in row if norm(v)]
-        return bool(wanted) and all(self.has_value(col, v, forms) for col, v in wanted)
+        key = ("page", forms.key, tuple(row))
+        if key not in self._rows:
+            wanted = [(c, norm(v)) for c, v in row if norm(v)]
+            self._rows[key] = bool(wanted) and all(self.has_value(col, v, forms) for col, v in wanted)
+        return self._rows[key]
 
     def has_value(self, column: str, value: str, forms: CellForms) -> bool:
         """Whether one value shows anywhere on the page (as a whole value, or canonically equal to a table cell)."""
@@ -101,7 +112,7 @@ class PageText:
         rules add nothing to the token comparison."""
         if not forms.active(column):
             return None
-        key = (forms, column)
+        key = (forms.key, column)
         if key not in self._canon_cache:
             self._canon_cache[key] = [{forms.cell(column, c) for c in cells} if len(cells) >= 2 else set()
                                       for cells in self.lines]
@@ -136,8 +147,9 @@ class CellForms:
 
     def __init__(self, canon: Canonicalizer | None = None) -> None:
         self.canon = canon or Canonicalizer()
-        rules = json.dumps([self.canon.default, self.canon.columns], sort_keys=True, default=repr)
-        self._memo = _MEMOS.setdefault(rules, {})
+        #: The rule set as text: forms with equal keys give equal canonical forms (memos are shared by key).
+        self.key = json.dumps([self.canon.default, self.canon.columns], sort_keys=True, default=repr)
+        self._memo = _MEMOS.setdefault(self.key, {})
         if len(self._memo) > _MEMO_LIMIT:
             self._memo.clear()
         self._plain_default = all(isinstance(r, str) and r in self._PLAIN for r in self.canon.default)
@@ -170,6 +182,21 @@ class EpisodeTexts:
 
 
 _EMPTY = PageText("")
+#: Page texts already split in this process, by text: the same pages recur across a run's episodes.
+_PAGES: OrderedDict[str, PageText] = OrderedDict()
+_PAGES_LIMIT = 256
+
+
+def page_text(text: str) -> PageText:
+    """The PageText of `text`, shared by the episodes this process grades that captured the same text."""
+    page = _PAGES.get(text)
+    if page is None:
+        page = _PAGES[text] = PageText(text)
+        if len(_PAGES) > _PAGES_LIMIT:
+            _PAGES.popitem(last=False)
+    else:
+        _PAGES.move_to_end(text)
+    return page
 
 
 @dataclass
@@ -188,7 +215,6 @@ class Evidence:
         for problem in archive.errors:
             logger.warning(problem)
         by_step = {n: archive.texts[rid] for n, rid in archive.text_ids.items() if rid in archive.texts}
-        shared: dict[str, PageText] = {}
         texts = EpisodeTexts()
         for s in steps:
             rid = s.snapshot.warc_record_id if s.snapshot else None
@@ -198,9 +224,7 @@ class Evidence:
             if text is None:
                 texts.missing.append(s.step)
                 continue
-            if text not in shared:
-                shared[text] = PageText(text)
-            texts.by_step[s.step] = shared[text]
+            texts.by_step[s.step] = page_text(text)
         exchanges = list(archive.all())
         responses = [(x.url, x.response.content_type.lower(), x.response.body) for x in exchanges
                      if x.response is not None and x.response.content_type.lower().startswith(_TEXT_TYPES)]
