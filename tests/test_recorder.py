@@ -32,7 +32,7 @@ def _image_distance(a: bytes, b: bytes) -> float:
     return sum(abs(p - q) for p, q in zip(x.tobytes(), y.tobytes(), strict=True)) / (320 * 180)
 
 
-async def wait_steps(rec: Recorder, n: int, timeout_s: float = 8.0) -> None:
+async def wait_steps(rec: Recorder, n: int, timeout_s: float = 30.0) -> None:
     """Wait until the recorder has written at least n steps."""
     await wait_until(lambda: rec.steps >= n, timeout_s, message=lambda: f"only {rec.steps} steps written, expected {n}")
 
@@ -156,35 +156,40 @@ async def test_observed_steps_without_the_hook(context, page, pages_url, tmp_pat
 
     await page.locator("#q").click()
     await page.keyboard.type("boa", delay=10)  # typing in one burst is one step
-    await wait_steps(rec, 4)
+    await wait_until(lambda: rec.steps >= 4 and rec.last_step.state.get("form.q") == "boa", 30,
+                     message=lambda: f"last step {rec.last_step.action}")
     assert (rec.last_step.action.type, rec.last_step.action.value) == ("fill", "boa")
-    assert rec.last_step.state["form.q"] == "boa"
+    # A loaded machine may pause longer than observe_idle_ms between two keys: then the burst is two steps,
+    # each a fill of what the field held by then. Count them, so the steps after are numbered from here.
+    fills = list(read_trajectory(tmp_path / "ep" / "trajectory.jsonl"))[3:]
+    assert all(s.action.type == "fill" and "boa".startswith(s.action.value) for s in fills), fills
+    n = rec.steps
 
     async with rec.action({"type": "select", "target": "#year", "value": "1900"}):  # a reported action in between
         await page.select_option("#year", "1900")
-    assert rec.last_step.action.source == "agent" and rec.steps == 5
+    assert rec.last_step.action.source == "agent" and rec.steps == n + 1
 
     await page.evaluate("history.pushState({}, '', '?page=9')")
-    await wait_steps(rec, 6)
+    await wait_steps(rec, n + 2)
     assert rec.last_step.action.type == "pushState" and rec.last_step.state["url.query.page"] == "9"
     await page.evaluate("location.hash = 'view=chart'")
-    await wait_steps(rec, 7)
+    await wait_steps(rec, n + 3)
     assert rec.last_step.action.type == "hashchange" and rec.last_step.state["url.fragment.view"] == "chart"
 
     async with context.expect_page() as popup_info:  # a second tab
         await page.evaluate("window.open('/page2.html')")
     popup = await popup_info.value
     await popup.wait_for_load_state()
-    await wait_steps(rec, 8)
+    await wait_steps(rec, n + 4)
     s = rec.last_step
     assert (s.tab, s.action.type, s.state["url.path"]) == (1, "load", "/page2.html")
 
     await page.click("#next")  # a click that navigates: one step, the click
-    await wait_steps(rec, 9)
+    await wait_steps(rec, n + 5)
     s = rec.last_step
     assert (s.tab, s.action.type, s.action.target, s.url) == (0, "click", "#next", f"{pages_url}/page2.html")
     await rec.close()
-    assert [x.step for x in read_trajectory(tmp_path / "ep" / "trajectory.jsonl")] == list(range(9))
+    assert [x.step for x in read_trajectory(tmp_path / "ep" / "trajectory.jsonl")] == list(range(n + 5))
 
 
 async def test_adapter_dimensions_and_page_facts(context, page, pages_url, tmp_path):
