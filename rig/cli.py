@@ -447,12 +447,22 @@ def sites_serve(port: int = typer.Option(8765, help="port on 127.0.0.1")) -> Non
 
 
 @tasks_app.command("list")
-def tasks_list(as_json: bool = typer.Option(False, "--json", help="print JSON on stdout")) -> None:
-    """List the bundled tasks: SGR-mini, then SGR-tools (discovery and hybrid tasks for the tool server)."""
-    from rig.tasks import bundled_tasks, tool_tasks
+def tasks_list(
+    paths: Optional[list[Path]] = typer.Argument(None, help="task files, or folders of them (default: the bundled "
+                                                            "suites)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON on stdout"),
+) -> None:
+    """List the bundled tasks: SGR-mini, then SGR-tools (discovery and hybrid tasks for the tool server); or the
+    task files given (e.g. imported ones, on any origin)."""
+    from rig.tasks import bundled_tasks, load_task, tool_tasks
 
     try:
-        suites = [("sgr-mini", t) for t in bundled_tasks()] + [("sgr-tools", t) for t in tool_tasks()]
+        if paths:
+            files = [f for p in paths for f in (sorted(x for x in p.rglob("*") if x.suffix in (".yaml", ".yml"))
+                                                if p.is_dir() else [p])]
+            suites = [("files", load_task(f)) for f in files]
+        else:
+            suites = [("sgr-mini", t) for t in bundled_tasks()] + [("sgr-tools", t) for t in tool_tasks()]
     except RigError as exc:
         _fail(exc)
     tasks = [t for _, t in suites]
@@ -462,17 +472,20 @@ def tasks_list(as_json: bool = typer.Option(False, "--json", help="print JSON on
                  "gold_rows": len(t.gold.rows) if t.gold else None,
                  "records": len(t.records.gold or []) if t.records else None,
                  "gold_states": [s.name for s in t.gold_states], "start_hidden": t.start_hidden,
+                 "start_url": t.start_url, "origins": t.origins,
                  "hybrid_type": t.hybrid_type, "db": t.db} for suite, t in suites]
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
-    table = Table(title=f"{len(tasks)} bundled tasks ({2 * len(tasks)} with both prompt variants)")
+    what = "task files" if paths else "bundled tasks"
+    table = Table(title=f"{len(tasks)} {what} ({2 * len(tasks)} with both prompt variants)")
     for col in ("id", "site", "family", "rows", "records", "gold states", "hybrid (db)"):
         table.add_column(col)
     for t in tasks:
         rows = str(len(t.gold.rows)) if t.gold else "-"
         records = str(len(t.records.gold or [])) if t.records else "-"
         hybrid = f"{t.hybrid_type} ({t.db})" if t.hybrid_type else "discovery" if t.start_hidden else "-"
-        table.add_row(t.id, t.site or "-", t.family, rows, records, " -> ".join(s.name for s in t.gold_states), hybrid)
+        site = t.site or t.start_url or "-"  # a task on any origin shows its start page
+        table.add_row(t.id, site, t.family, rows, records, " -> ".join(s.name for s in t.gold_states), hybrid)
     out.print(table)
 
 

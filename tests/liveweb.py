@@ -407,14 +407,14 @@ def archive_app() -> Starlette:
 def product_answer(rows: list[list[str]], columns: Iterable[str] = ("ID", "Title", "Year"),
                    extra_citations: Iterable[str] = ()) -> str:
     """A product's answer as Markdown: a table of `rows` (cells in `COLUMNS` order, as `Portal.matching` gives),
-    each row's ID linked to its portal record page, then the sources (`extra_citations`, e.g. a dead link)."""
+    each row's Title linked to its portal record page, then the sources (`extra_citations`, e.g. a dead link)."""
     cols = list(columns)
     idx = [COLUMNS.index(c) for c in cols]
     lines = ["Here is what I found.", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in rows:
         cells = [row[i] for i in idx]
-        if "ID" in cols:
-            at = cols.index("ID")
+        if "Title" in cols:
+            at = cols.index("Title")
             cells[at] = f"[{cells[at]}](https://{LiveWeb.PORTAL}/record/{row[0]})"
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Sources:", *(f"- {u}" for u in extra_citations)]

@@ -36,7 +36,7 @@ RAW_GOLD_STATES = [
 
 def rig(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run the `rig` command as its own process."""
-    return subprocess.run([str(RIG), *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([str(RIG), *args], check=False, capture_output=True, text=True, timeout=timeout)
 
 
 def gold_rows(liveweb) -> list[list[str]]:
@@ -235,3 +235,41 @@ def test_rig_record_live_needs_live_off_loopback(liveweb, tmp_path):
     ep = EpisodeDir(out).read_episode()
     assert ep.status == "ok" and ep.live and ep.politeness is not None and ep.politeness.requests >= 3
     assert EpisodeDir(out).steps()[-1].state["url.query.kind"] == "dataset"
+
+
+def test_tasks_list_shows_start_url_tasks(liveweb, tmp_path):
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    folder = tmp_path / "imported"
+    folder.mkdir()
+    write_task(folder / "portal-listed.yaml", liveweb, gold={"rows": []})
+    res = CliRunner().invoke(app, ["tasks", "list", str(folder), "--json"])
+    assert res.exit_code == 0, res.output
+    [row] = json.loads(res.stdout)
+    assert (row["id"], row["site"], row["start_url"], row["origins"], row["gold_rows"]) == \
+        ("portal-listed", None, START, ["portal.example.org"], 0)
+    res = CliRunner().invoke(app, ["tasks", "list", str(folder / "portal-listed.yaml")])
+    assert res.exit_code == 0 and "portal-listed" in res.stdout and "portal.example.org" in res.stdout
+
+
+def test_a_zero_row_gold_table_is_answered_perfectly_only_by_an_empty_answer(liveweb, tmp_path):
+    task = write_task(tmp_path / "portal-none.yaml", liveweb, gold={"rows": []})
+    runs = tmp_path / "runs"
+    empty = [{"fill": {"selector": "#q", "value": "no such survey"}}, *SCRIPT[2:]]
+    empty[2] = {"wait_for": "#count"}  # the table has no rows to wait for
+    for name, actions in (("empty", empty), ("rows", SCRIPT)):
+        d = tmp_path / name
+        d.mkdir()
+        res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(d, actions)}", "--variant", "goal",
+                  "--out", str(runs), *live_args(liveweb))
+        assert res.returncode == 0, res.stderr[-3000:]
+    grade(runs)
+    grades = {json.loads(ed.grade_file.read_text())["agent"].rsplit("/", 2)[-2]: json.loads(ed.grade_file.read_text())
+              for ed in episodes(runs)}
+    assert grades["empty"]["scores"]["rows_pred"] == 0 and grades["empty"]["passed"]
+    assert grades["empty"]["scores"]["row_f1"] == 1.0 and grades["empty"]["scores"]["item_f1"] == 1.0
+    rows = grades["rows"]["scores"]
+    assert rows["rows_pred"] == 5 and rows["row_f1"] == 0.0 and rows["item_f1"] == 0.0
+    assert not grades["rows"]["passed"] and len(rows["extra_rows"]) == 5

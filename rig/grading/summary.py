@@ -158,9 +158,15 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.2f}"
 
 
-def _state_pct(x: float | None) -> str:
-    """A retrieval-state metric: blank when null (the tasks have no gold states: not annotated), never 0."""
-    return "" if x is None else _pct(x)
+def not_annotated(g: GroupSummary) -> bool:
+    """Whether a group's retrieval-state metrics are null because its scored tasks have no gold states (gold-state
+    reach is a number whenever one of them has some)."""
+    return g.scored > 0 and g.gold_state_reach is None
+
+
+def _state_pct(x: float | None, g: GroupSummary) -> str:
+    """A retrieval-state metric: blank when its tasks are not annotated (never 0), a dash when nothing was scored."""
+    return "" if not_annotated(g) else _pct(x)
 
 
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|~&])")
@@ -257,10 +263,10 @@ def markdown(summary: Summary) -> str:
         pk = [_pct(g.passk.get("pass@1")), _pct(g.passk.get("avg@1")),
               f"{_pct(g.passk[f'pass@{k}'])} (k={k})" if k else "–", _pct(g.passk[f"avg@{k}"]) if k else "–"]
         out.append(f"| {md_text(g.agent)} | {md_text(g.variant or '–')} | {g.episodes} | {g.scored} | {g.infra} "
-                   f"| {_state_pct(g.gold_state_reach)} | {_state_pct(g.answer_state_reach)} "
-                   f"| {_state_pct(g.state_anchored_rows)} | "
+                   f"| {_state_pct(g.gold_state_reach, g)} | {_state_pct(g.answer_state_reach, g)} "
+                   f"| {_state_pct(g.state_anchored_rows, g)} | "
                    + " | ".join(pk) + " | " + " | ".join(str(g.failures[c]) for c in CATEGORIES) + " |")
-    if any(g.scored and g.gold_state_reach is None for g in summary.groups):
+    if any(not_annotated(g) for g in summary.groups):
         out += ["", ("Blank retrieval-state cells: those tasks have no gold states (not annotated), so nothing is "
                      "measured there; it is not a zero.")]
     if any(g.record_episodes for g in summary.groups):
