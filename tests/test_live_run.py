@@ -273,3 +273,18 @@ def test_a_zero_row_gold_table_is_answered_perfectly_only_by_an_empty_answer(liv
     rows = grades["rows"]["scores"]
     assert rows["rows_pred"] == 5 and rows["row_f1"] == 0.0 and rows["item_f1"] == 0.0
     assert not grades["rows"]["passed"] and len(rows["extra_rows"]) == 5
+
+
+def test_allow_host_still_limits_a_live_run(liveweb, tmp_path):
+    task, runs = write_task(tmp_path / "portal-allow.yaml", liveweb), tmp_path / "runs"
+    actions = [*SCRIPT[:4], {"goto": "https://archive.example.net/doc/1"}]
+    res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(tmp_path, actions)}", "--variant", "goal",
+              "--out", str(runs), *live_args(liveweb), "--allow-host", "127.0.0.1")
+    assert res.returncode == 0, res.stderr[-3000:]
+    [ed] = episodes(runs)
+    ep = ed.read_episode()
+    assert ep.status == "agent_error" and "ERR_BLOCKED_BY_CLIENT" in (ep.error or "")
+    assert "portal.example.org:443" in (ep.allowed_hosts or []), "the task's own start host is allowed"
+    assert ep.blocked_requests == 1 and ep.blocked_urls == ["https://archive.example.net/doc/1"]
+    assert liveweb.archive.hits == 0 and liveweb.portal.requests_to("/results")
+    assert ep.politeness is not None and ep.politeness.requests >= 3
