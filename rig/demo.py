@@ -2,7 +2,8 @@
 
 Serves the bundled sites; runs the reference agent and the six fault-injected agents on a
 representative subset of SGR-mini (one task per site plus a record-taking task, constraint prompts; `--all`: every task, both
-prompts); records every episode; grades the run; writes the report.
+prompts), all in one run, and the reference agent on one hybrid web+SQL task through the recorded MCP tool server;
+records every episode; grades the run; writes the report.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from rig.tasks import bundled_tasks
 #: takes evidence records (so the report shows record metrics).
 SUBSET = ("flights-03", "stats-02", "eco-02", "flights-06")
 AGENTS = ("reference", *(f"perturbed:{k}" for k in KINDS))
+#: A hybrid web+SQL task from SGR-tools, solved by the reference agent's tool-call script through the episode's
+#: recorded MCP tool server (web_search finds the portal, web_fetch reads it, run_sql computes the answer).
+HYBRID = "hybrid-s2sql-03"
 
 
 def run_demo(out_dir: Path, *, all_tasks: bool = False, concurrency: int = 2,
@@ -36,6 +40,8 @@ def run_demo(out_dir: Path, *, all_tasks: bool = False, concurrency: int = 2,
         logger.info("bundled sites at {}", srv.url)
         run(RunConfig(tasks=tasks, agent=list(AGENTS), runs_dir=runs_dir, variants=variants, concurrency=concurrency,
                       resume=True, sites_url=srv.url), progress)
+        run(RunConfig(tasks=[HYBRID], agent="reference", runs_dir=runs_dir, variants=variants, resume=True,
+                      sites_url=srv.url), progress)
     summary = grade_runs(runs_dir)
     return summary, _report(runs_dir, out_dir / "report")
 

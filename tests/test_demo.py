@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from rig.agents.perturbed import KINDS
-from rig.demo import SUBSET
+from rig.demo import HYBRID, SUBSET
 
 RIG = Path(sys.executable).with_name("rig")
 
@@ -28,7 +28,7 @@ def test_demo_records_grades_and_reports_then_resumes(tmp_path):
     assert (out / "report" / "index.html").is_file()
 
     summary = json.loads((out / "runs" / "summary.json").read_text())
-    assert summary["episodes"] == summary["scored"] == len(SUBSET) * (1 + len(KINDS)) and summary["infra"] == 0
+    assert summary["episodes"] == summary["scored"] == len(SUBSET) * (1 + len(KINDS)) + 1 and summary["infra"] == 0
     assert summary["label_agreement"]["overall"] == 1.0
     reference = next(g for g in summary["groups"] if g["agent"] == "reference")
     assert (reference["row_f1"], reference["poa"], reference["gold_state_reach"]) == (1.0, 1.0, 1.0)
@@ -38,6 +38,8 @@ def test_demo_records_grades_and_reports_then_resumes(tmp_path):
             kind = g["agent"].removeprefix("perturbed:")
             assert g["failures"][kind] == len(SUBSET), (kind, g["failures"])
     assert "record F1 soft/hard" in done.stdout and "label" in done.stdout
+    hybrid = json.loads(next(out.glob(f"runs/{HYBRID}/constraint/reference/trial-0/grade.json")).read_text())
+    assert hybrid["hybrid"]["passed"] and hybrid["site_found"], hybrid["hybrid"]
 
     episodes = sorted(out.glob("runs/*/*/*/trial-*/episode.json"))
     assert len(episodes) == summary["episodes"]

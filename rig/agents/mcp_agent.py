@@ -23,6 +23,7 @@ from rig.episode_dir import EpisodeDir, write_atomic
 from rig.errors import AgentError
 from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailure
+from rig.formats.task import ToolCall
 
 
 def agent_prompt(env: EpisodeEnv) -> str:
@@ -94,6 +95,21 @@ async def tool_server(env: EpisodeEnv) -> AsyncIterator[ToolServerSession]:
     write_atomic(EpisodeDir(env.out_dir).prompt_file, prompt + "\n")
     async with ServedMCP(server) as served:
         yield ToolServerSession(served.url, tools, server.calls, prompt, env)
+
+
+async def replay_tool_calls(env: EpisodeEnv, calls: list[ToolCall]) -> Answer:
+    """Make each call of a tool-call script, in order, through the episode's recorded tool server with the `mcp`
+    SDK's own client (over streamable HTTP, as any outside agent would); return the `final_answer`'s answer."""
+    from mcp.client import Client
+
+    async with tool_server(env) as session:
+        async with Client(session.url) as client:
+            for i, call in enumerate(calls):
+                result = await client.call_tool(call.tool, call.args)
+                if result.is_error and call.tool != "final_answer":
+                    text = " ".join(getattr(c, "text", "") for c in result.content)
+                    raise AgentError(f"reference_tools[{i}] ({call.tool}) failed: {text[:300]}")
+        return await session.answer()
 
 
 class McpAgent:

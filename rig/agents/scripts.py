@@ -11,17 +11,29 @@ from rig.agents.scripted import ScriptRunner
 from rig.errors import AgentError, InputError
 from rig.formats.actions import load_script, parse_actions
 from rig.formats.answer import Answer
+from rig.formats.task import Task
 
 
 class ReferenceAgent:
-    """Runs the task's reference solution."""
+    """Runs the task's reference solution: its action script, or for a tool task its tool-call script through the
+    episode's recorded tool server."""
 
     name, model, needs_cdp = "reference", None, False
 
+    def check(self, task: Task) -> None:
+        """InputError, before any episode, for a task with no reference solution to run."""
+        if not task.reference_solution and not task.reference_tools:
+            raise InputError(task.source or task.id, "reference_solution",
+                             "the task has no reference solution (nor reference_tools) for the reference agent")
+
     async def run(self, env: EpisodeEnv) -> Answer | None:
-        """Run the reference solution with the recorder watching each action."""
+        """Run the reference solution with the recorder watching each action (or each tool call)."""
         if env.task is None:
             raise InputError("--agent reference", None, "the reference agent needs a task")
+        if not env.task.reference_solution and env.task.reference_tools:
+            from rig.agents.mcp_agent import replay_tool_calls
+
+            return await replay_tool_calls(env, env.task.reference_tools)
         actions = parse_actions(env.task.reference_solution, f"{env.task.id}.reference_solution")
         result = await ScriptRunner(env.page, env.script_base, hook=env.recorder).run(actions)
         if result.answer is None:
