@@ -22,6 +22,16 @@ def test_resolve_values_are_checked():
         parse_resolve(["a.org=127.0.0.1:1", "a.org=127.0.0.1:2"])
 
 
+def test_a_mapping_off_loopback_needs_live():
+    from rig.runner.live import Network
+
+    with pytest.raises(InputError) as err:
+        Network.of(False, ["staging.example.org=10.0.0.5:8443"])
+    assert err.value.source == "--resolve" and "--live" in str(err.value)
+    assert Network.of(True, ["staging.example.org=10.0.0.5:8443"]).resolve[0].address == "10.0.0.5"
+    assert Network.of(False, ["portal.example.org=127.0.0.1:8443"]).politeness is None
+
+
 def test_one_host_resolver_rule_combines_mappings_with_loopback_only():
     maps = parse_resolve(["a.org=127.0.0.1:1"])
     assert resolver_rules(True, maps) == "MAP a.org 127.0.0.1:1 , MAP * ~NOTFOUND , EXCLUDE 127.0.0.1 , EXCLUDE localhost"

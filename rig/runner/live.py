@@ -30,8 +30,15 @@ class Network:
     @classmethod
     def of(cls, live: bool = False, resolve: Iterable[str] = (), ignore_https_errors: bool = False,
            politeness: Politeness | None = None) -> Network:
-        """Settings from command-line values (InputError naming a bad `--resolve`); politeness applies to live runs."""
-        return cls(live=live, resolve=tuple(parse_resolve(resolve)), ignore_https_errors=ignore_https_errors,
+        """Settings from command-line values (InputError naming a bad `--resolve`, or one sending a host off loopback
+        in a run that is not live); politeness applies to live runs."""
+        mappings = tuple(parse_resolve(resolve))
+        outside = [m for m in mappings if not m.loopback]
+        if outside and not live:
+            m = outside[0]
+            raise InputError("--resolve", None, f"{m.host}={m.address}:{m.port} sends requests off loopback and this run "
+                                                "is loopback-only: pass --live, or map the host to 127.0.0.1")
+        return cls(live=live, resolve=mappings, ignore_https_errors=ignore_https_errors,
                    politeness=(politeness or Politeness()) if live else None)
 
     @property
