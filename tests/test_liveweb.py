@@ -30,6 +30,7 @@ def test_a_mapping_off_loopback_needs_live():
     assert err.value.source == "--resolve" and "--live" in str(err.value)
     assert Network.of(True, ["staging.example.org=10.0.0.5:8443"]).resolve[0].address == "10.0.0.5"
     assert Network.of(False, ["portal.example.org=127.0.0.1:8443"]).politeness is None
+    assert Network.of(False, ["staging.example.org=10.0.0.5:8443"], frozen=True).resolve, "frozen: it does not matter"
 
 
 def test_one_host_resolver_rule_combines_mappings_with_loopback_only():

@@ -48,7 +48,8 @@ class RunConfig:
 
     def network(self) -> Network:
         """The run's network settings (InputError naming a bad `--resolve`)."""
-        return Network.of(self.live, self.resolve, self.ignore_https_errors, self.politeness)
+        return Network.of(self.live, self.resolve, self.ignore_https_errors, self.politeness,
+                          frozen=self.frozen is not None)
     #: The `cli` agent's command (a shell command line run against the episode's MCP tool server).
     command: str | None = None
 

@@ -29,12 +29,13 @@ class Network:
 
     @classmethod
     def of(cls, live: bool = False, resolve: Iterable[str] = (), ignore_https_errors: bool = False,
-           politeness: Politeness | None = None) -> Network:
+           politeness: Politeness | None = None, frozen: bool = False) -> Network:
         """Settings from command-line values (InputError naming a bad `--resolve`, or one sending a host off loopback
-        in a run that is not live); politeness applies to live runs."""
+        in a run that is neither live nor frozen: a frozen run answers every request itself, so there a mapping
+        does not matter); politeness applies to live runs."""
         mappings = tuple(parse_resolve(resolve))
         outside = [m for m in mappings if not m.loopback]
-        if outside and not live:
+        if outside and not live and not frozen:
             m = outside[0]
             raise InputError("--resolve", None, f"{m.host}={m.address}:{m.port} sends requests off loopback and this run "
                                                 "is loopback-only: pass --live, or map the host to 127.0.0.1")
