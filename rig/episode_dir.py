@@ -24,6 +24,7 @@ import json
 import os
 import re
 import tempfile
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TypeVar
 
@@ -461,11 +462,18 @@ class RunsDir:
     def strays(self) -> list[Path]:
         """Directories that should be episodes and are not: a `trial-<n>` directory, or one holding a trajectory,
         an archive or an answer, without `episode.json` and not inside an episode directory, sorted."""
-        found = {p for p in self.path.rglob("trial-*") if p.is_dir()}
-        found |= {p.parent for name in (TRAJECTORY_FILE, WARC_FILE, ANSWER_FILE) for p in self.path.rglob(name)}
+        found: set[Path] = set()
+        episodes: set[Path] = set()  # directories holding an episode.json
+        for top, dirs, files in os.walk(self.path):  # one walk (symlinked directories are named, not entered)
+            here, names = Path(top), {*dirs, *files}
+            if EPISODE_FILE in names:
+                episodes.add(here)
+            if names & {TRAJECTORY_FILE, WARC_FILE, ANSWER_FILE}:
+                found.add(here)
+            found |= {here / d for d in dirs if fnmatchcase(d, "trial-*")}
 
         def in_episode(d: Path) -> bool:
-            return any((a / EPISODE_FILE).exists() for a in [d, *d.parents] if a == self.path or self.path in a.parents)
+            return any(a in episodes for a in [d, *d.parents] if a == self.path or self.path in a.parents)
 
         return sorted(d for d in found if not in_episode(d))
 

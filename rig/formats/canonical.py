@@ -12,7 +12,7 @@ from typing import Any, Callable
 DEFAULT_RULES: list[Any] = ["nfkc", "trim", "collapse_ws"]
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d/%m/%Y", "%m/%d/%Y", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y",
                  "%Y-%m", "%B %Y", "%b %Y", "%Y%m%d")
-_DIGIT = re.compile(r"\d")
+_YEAR = re.compile(r"\d\d\d\d")
 _WS = re.compile(r"\s+")
 _MD = re.compile(r"(\*\*|__|\*|_|`|~~)(.+?)\1")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
@@ -31,7 +31,7 @@ def _number(value: str, decimals: int | None = None) -> str:
 
 def _date(value: str) -> str:
     text = value.strip()
-    if not _DIGIT.search(text):  # every format holds a year: no digit, no date (and no strptime per format)
+    if not _YEAR.search(text):  # every format holds a four-digit year (%Y): without one, no date and no strptime
         return value
     for fmt in _DATE_FORMATS:
         try:

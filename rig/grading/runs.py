@@ -33,7 +33,7 @@ from rig.formats.task import Task
 from rig.grading.grade import grade_episode
 from rig.grading.judge import Judge
 from rig.grading.summary import NOT_AN_EPISODE, markdown, summarize
-from rig.tasks import task_of
+from rig.tasks import task_file_of, task_of
 
 #: Tasks already loaded in one grading pass, by task id (or `path:<file>` for task files): (task, file) or None.
 TaskCache = dict[str, tuple[Task, Path] | None]
@@ -59,15 +59,27 @@ class RunGrader:
         self.force, self.write = force, write
         self._judge_factory, self._judge = judge, None
         self.tasks: TaskCache = {}
+        self._files: dict[str, Path | None] = {}
         self._digests: dict[Path, str] = {}
         self._references: dict[tuple[Path, str], list[ReadOnceEpisodeDir]] = {}
 
+    @staticmethod
+    def _key(episode: Episode) -> str:
+        return f"path:{episode.task_path}" if episode.task_path else str(episode.task_id)
+
     def task(self, episode: Episode, ed: EpisodeDir) -> tuple[Task, Path] | None:
         """The episode's task and its file, loaded once per pass."""
-        key = f"path:{episode.task_path}" if episode.task_path else str(episode.task_id)
+        key = self._key(episode)
         if key not in self.tasks:
             self.tasks[key] = task_of(episode, ed.path)
         return self.tasks[key]
+
+    def task_file(self, episode: Episode, ed: EpisodeDir) -> Path | None:
+        """The episode's task file, found once per pass (not loaded: a kept grade needs only its digest)."""
+        key = self._key(episode)
+        if key not in self._files:
+            self._files[key] = task_file_of(episode, ed.path)
+        return self._files[key]
 
     def digest(self, task_file: Path) -> str:
         """SHA-256 of a task file's bytes, read once per pass."""
@@ -94,14 +106,14 @@ class RunGrader:
                                            error=f"unreadable {ed.episode_file.name}: {e}",
                                            grading_error=f"unreadable {ed.episode_file.name}: {e}")), False
         try:
-            found = self.task(ep, ed)
             reference = self.reference(ed, ep.variant)
             inputs, latest = self.inputs(ed, reference)
-            kept = None if self.force else self.current(ed, found, inputs, latest)
+            kept = None if self.force else self.current(ed, self.task_file(ep, ed), inputs, latest)
             if kept is not None and not self.judged_as_asked(kept):
                 kept = None
             if kept is not None:
                 return kept, True
+            found = self.task(ep, ed)
             grade = grade_episode(ed, found[0] if found else None, reference=reference,
                                   task_file=found[1] if found else None, judge=self.judge())
             grade.inputs = inputs
@@ -147,7 +159,7 @@ class RunGrader:
             sizes[os.path.relpath(f, ed.path)], latest = st.st_size, max(latest, st.st_mtime_ns)
         return sizes, latest
 
-    def current(self, ed: EpisodeDir, found: tuple[Task, Path] | None, inputs: dict[str, int], latest: int) -> Grade | None:
+    def current(self, ed: EpisodeDir, task_file: Path | None, inputs: dict[str, int], latest: int) -> Grade | None:
         """The episode's grade.json when it is still current, else None.
 
         Current: written after the last change to any file it was computed from, from the same set of files with the
@@ -158,9 +170,9 @@ class RunGrader:
             if ed.grade_file.stat().st_mtime_ns <= latest:
                 return None
             old = ed.read_grade()
+            digest = self.digest(task_file) if task_file is not None else None
         except (OSError, InputError):
-            return None
-        digest = self.digest(found[1]) if found else None
+            return None  # no grade, or a task file that cannot be read: grading says why
         if (old.grader_version, old.rig_version, old.episode) != (GRADER_VERSION, __version__, str(ed.path)):
             return None
         if old.grading_error is not None or old.inputs != inputs or old.task_sha256 != digest:

@@ -111,19 +111,21 @@ def resolve_task(ref: str) -> Task:
     raise InputError(ref, None, "no bundled task with this id (see `rig tasks list`)")
 
 
-def task_of(episode: Episode, episode_dir: Path) -> tuple[Task, Path] | None:
-    """An episode's task and its file: `task_path` in episode.json if present (relative paths resolve against
-    the working directory, then the episode directory), else the bundled task by id."""
+def task_file_of(episode: Episode, episode_dir: Path) -> Path | None:
+    """An episode's task file, not loaded: `task_path` in episode.json if present (relative paths resolve against
+    the working directory, then the episode directory), else the bundled task's file by id (None: no such task)."""
     if episode.task_path:
         p = Path(episode.task_path)
-        p = p if p.is_absolute() or p.exists() else Path(episode_dir) / p
-        return load_task(p), p
+        return p if p.is_absolute() or p.exists() else Path(episode_dir) / p
     if episode.task_id is None:
         return None
-    for p in all_bundled_task_paths():
-        if p.stem == episode.task_id:
-            return load_task(p), p
-    return None
+    return next((p for p in all_bundled_task_paths() if p.stem == episode.task_id), None)
+
+
+def task_of(episode: Episode, episode_dir: Path) -> tuple[Task, Path] | None:
+    """An episode's task and its file (`task_file_of`), loaded."""
+    p = task_file_of(episode, episode_dir)
+    return (load_task(p), p) if p is not None else None
 
 
 def task_sha256(path: Path) -> str:
