@@ -1,13 +1,16 @@
 """Benchmark scale: episodes per hour and peak memory at concurrency 1, 2, 4 and 8, and grading throughput.
 
-    .venv/bin/python scripts/bench_scale.py [--levels 1,2,4,8] [--tasks all] [--out DIR] [--json] [--doc docs/benchmarks.md]
+    .venv/bin/python scripts/bench_scale.py [--levels 1,2,4,8] [--repeats 3] [--tasks all] [--out DIR] [--json]
+        [--doc docs/benchmarks.md]
 
-In one run: the bundled sites are served once (data loaded before timing starts); then, for each concurrency
-level in turn, `rig run` (the reference agent, every SGR-mini task, constraint prompts, local executor) writes a
-fresh runs directory while a sampler reads /proc every 0.2 s for the memory of the whole process tree (this
-Python process with the sites server, the Playwright driver and every Chromium process), as RSS and as PSS
+In one run: the bundled sites are served once, in their own process (data loaded before timing starts); then,
+in each of `--repeats` rounds, every concurrency level in turn (interleaved, so a change in the machine's load
+hits every level alike), `rig run` (the reference agent, every SGR-mini task, constraint prompts, local executor)
+writes a fresh runs directory while a sampler reads /proc every 0.2 s for the memory of the whole process tree
+(this Python process, the sites server, the Playwright driver and every Chromium process), as RSS and as PSS
 (shared pages divided among the processes sharing them, so Chromium's processes are not counted many times
-over). A frozen run (`--frozen site_snapshots`, concurrency 2) follows. Grading throughput is `grade_runs`
+over). Each level's figures are medians over the rounds; its speed-up is the median, over rounds, of its
+episodes per hour divided by the first level's in the same round. A frozen run (`--frozen site_snapshots`, concurrency 2) follows. Grading throughput is `grade_runs`
 over each live run and over the frozen run, median of 3, in episodes graded per second. `--doc` replaces (or
 appends) the "Scale" section of a Markdown file with the figures.
 """
@@ -130,13 +133,25 @@ def cpu_seconds() -> tuple[float, float]:
     return t.user + t.system, t.user + t.system + t.children_user + t.children_system
 
 
-def one_run(tasks: list[str], out: Path, sampler: Sampler, **kw: Any) -> dict[str, Any]:
+def process_cpu(pid: int | None) -> float:
+    """CPU seconds a running process has used (0 when there is none)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one_run(tasks: list[str], out: Path, sampler: Sampler, server_pid: int | None = None, **kw: Any) -> dict[str, Any]:
     """One `rig run` of the reference agent: wall time, episodes per hour, CPU use, statuses, peak memory."""
     sampler.reset()
-    start, cpu = time.perf_counter(), cpu_seconds()
+    start, cpu, served = time.perf_counter(), cpu_seconds(), process_cpu(server_pid)
     episodes = run(RunConfig(tasks, "reference", out, variants=["constraint"], **kw))
     wall = time.perf_counter() - start
     own, total = (b - a for a, b in zip(cpu, cpu_seconds()))
+    total += process_cpu(server_pid) - served  # the sites server is reaped only at the end: count it while it runs
     rss, pss = sampler.peak()
     statuses: dict[str, int] = {}
     for e in episodes:
@@ -158,20 +173,34 @@ def knee(levels: list[dict[str, Any]], gain: float = 0.15) -> int | None:
     return best if best is not None else (levels[0]["concurrency"] if levels else None)
 
 
-def bench(levels: list[int], tasks: list[str], out: Path) -> dict[str, Any]:
-    """Run every level, the frozen run and the grading timings."""
-    result: dict[str, Any] = {"cpus": os.cpu_count(), "load_before": os.getloadavg()[0], "tasks": len(tasks), "levels": []}
+def _median_level(c: int, runs: list[dict[str, Any]], speedups: list[float]) -> dict[str, Any]:
+    """A level's figures: medians over its rounds (statuses summed), and its median speed-up."""
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if isinstance(runs[0][k], (int, float))}
+    statuses: Counter[str] = sum((Counter(r["statuses"]) for r in runs), Counter())
+    return {**{k: round(v, 1) for k, v in med.items()}, "per_hour": round(med["per_hour"]), "concurrency": c,
+            "rounds": len(runs), "statuses": dict(statuses), "speedup": round(statistics.median(speedups), 2),
+            "per_hour_all": [r["per_hour"] for r in runs]}
+
+
+def bench(levels: list[int], tasks: list[str], out: Path, repeats: int = 3) -> dict[str, Any]:
+    """Run every level in interleaved rounds, the frozen run and the grading timings."""
+    result: dict[str, Any] = {"cpus": os.cpu_count(), "load_before": os.getloadavg()[0], "tasks": len(tasks),
+                              "repeats": repeats, "levels": []}
+    rounds: dict[int, list[dict[str, Any]]] = {c: [] for c in levels}
+    speedups: dict[int, list[float]] = {c: [] for c in levels}
     with SitesServer() as srv, Sampler() as sampler:
         result["baseline_rss_mb"] = round(sampler.sample()[0] / 2**20)
-        for c in levels:
-            r = one_run(tasks, out / f"c{c}", sampler, concurrency=c, sites_url=srv.url)
-            r["concurrency"] = c
-            result["levels"].append(r)
-            logger.info("concurrency {}: {}", c, r)
+        for i in range(repeats):
+            for c in levels:
+                r = one_run(tasks, out / f"r{i}-c{c}", sampler, server_pid=srv.pid, concurrency=c, sites_url=srv.url)
+                rounds[c].append(r)
+                speedups[c].append(r["per_hour"] / rounds[levels[0]][i]["per_hour"])
+                logger.info("round {} concurrency {}: {}", i, c, r)
+        result["levels"] = [_median_level(c, rounds[c], speedups[c]) for c in levels]
         result["frozen"] = one_run(tasks, out / "frozen", sampler, concurrency=2, frozen=SNAPSHOTS)
-    grading(out / f"c{levels[0]}", repeats=1)  # warm-up: imports, task files, caches
+    grading(out / f"r0-c{levels[0]}", repeats=1)  # warm-up: imports, task files, caches
     for r in result["levels"]:
-        r["grading"] = grading(out / f"c{r['concurrency']}")
+        r["grading"] = grading(out / f"r0-c{r['concurrency']}")
     result["frozen"]["grading"] = grading(out / "frozen")
     result["knee"] = knee(result["levels"])
     result["load_after"] = os.getloadavg()[0]
@@ -180,11 +209,13 @@ def bench(levels: list[int], tasks: list[str], out: Path) -> dict[str, Any]:
 
 def table(r: dict[str, Any], command: str) -> str:
     """The Markdown section for docs/benchmarks.md."""
-    rows = [f"| concurrency | episodes | seconds | episodes / hour | CPU (% of {r['cpus']} cores) | Python (% of a core) "
-            "| peak RSS (MB) | peak PSS (MB) | graded / s |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = [f"| concurrency | episodes | seconds | episodes / hour | vs concurrency {r['levels'][0]['concurrency']} "
+            f"| CPU (% of {r['cpus']} cores) | rig's Python (% of a core) | peak RSS (MB) | peak PSS (MB) | graded / s |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for label, x in [*((str(x["concurrency"]), x) for x in r["levels"]), ("2, frozen", r["frozen"])]:
-        rows.append(f"| {label} | {x['episodes']} | {x['seconds']} | {x['per_hour']} | {x['cpu_pct']} | {x['python_pct']} "
-                    f"| {x['peak_rss_mb']} | {x['peak_pss_mb']} | {x['grading']['per_second']} |")
+        speedup = f"{x['speedup']:.2f}x" if "speedup" in x else "-"
+        rows.append(f"| {label} | {x['episodes']:g} | {x['seconds']} | {x['per_hour']} | {speedup} | {x['cpu_pct']:g} "
+                    f"| {x['python_pct']:g} | {x['peak_rss_mb']:g} | {x['peak_pss_mb']:g} | {x['grading']['per_second']} |")
     f, lv = r["frozen"], r["levels"]
     at_knee = next(x for x in lv if x["concurrency"] == r["knee"])
     per_context = ((lv[-1]["peak_pss_mb"] - lv[0]["peak_pss_mb"]) / (lv[-1]["concurrency"] - lv[0]["concurrency"])
@@ -193,7 +224,9 @@ def table(r: dict[str, Any], command: str) -> str:
     return "\n".join([
         SECTION, "", "```bash", command, "```", "",
         f"The reference agent on {r['tasks']} SGR-mini tasks (constraint prompts), local executor, one Chromium "
-        f"shared by the episodes of a run; {r['cpus']} cores, load average {r['load_before']:.1f} before and "
+        f"shared by the episodes of a run, the sites in a process of their own; medians of {r['repeats']} interleaved "
+        f"rounds (speed-up: the median over rounds of the level's episodes per hour over the first level's in the same "
+        f"round); {r['cpus']} cores, load average {r['load_before']:.1f} before and "
         f"{r['load_after']:.1f} after. Memory is the whole process tree (Python with the sites server, the "
         f"Playwright driver, every Chromium process), sampled every 0.2 s; at rest (the sites' data loaded, no "
         f"browser) it holds {r['baseline_rss_mb']} MB RSS. Grading: `grade_runs` over the run's episodes, median of 3.", "",
@@ -232,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the Markdown section (or JSON)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--levels", default="1,2,4,8", help="concurrency levels, comma-separated")
+    ap.add_argument("--repeats", type=int, default=3, help="interleaved rounds over the levels (medians are reported)")
     ap.add_argument("--tasks", default="all", help="`all` or comma-separated task ids")
     ap.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary directory)")
     ap.add_argument("--json", action="store_true", help="print the raw figures as JSON")
@@ -242,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [t.id for t in bundled_tasks()] if args.tasks == "all" else args.tasks.split(",")
     out = args.out or Path(tempfile.mkdtemp(prefix="rig-bench-scale-"))
     try:
-        result = bench([int(x) for x in args.levels.split(",")], tasks, out)
+        result = bench([int(x) for x in args.levels.split(",")], tasks, out, args.repeats)
     finally:
         if args.out is None:
             shutil.rmtree(out, ignore_errors=True)

@@ -106,6 +106,11 @@ class SitesServer:
                              "on stderr above)")
         return self
 
+    @property
+    def pid(self) -> int | None:
+        """The serving process's id, while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
     def stop(self) -> None:
         """Stop the child and wait for it."""
         proc, self._proc = self._proc, None
