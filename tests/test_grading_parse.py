@@ -240,6 +240,12 @@ def test_a_link_whose_text_is_a_number_is_a_footnote_of_its_row():
     assert a.citations == [Citation(row=0, url="http://h/s/1", excerpt="1882")]
 
 
+def test_a_number_linked_alone_in_its_cell_is_the_value():
+    a = parse_table("| ID | Name |\n|---|---|\n| [13](http://h/r/13) | Boiga |\n", "t")
+    assert a.rows == [["13", "Boiga"]]
+    assert a.citations == [Citation(row=0, url="http://h/r/13", excerpt="13")]
+
+
 def test_a_footnote_no_cell_carries_supports_the_whole_answer_and_its_marker_never_sticks():
     text = "| Name | Year |\n|---|---|\n| Boiga | 1882 [3] |\n\n1. [Species page](http://h/s/1)\n2. http://h/search\n"
     a = parse_table(text, "t")

@@ -64,10 +64,12 @@ def _marker_keys(group: str) -> list[str]:
 def read_cell(cell: str) -> Cell:
     """A cell's value without link markup and footnote markers, with what it cites."""
     out = Cell(text="")
+    # `[13](url)` alone in a cell is the cell's value, linked; beside other text (`Value [1](url)`) it is a marker
+    alone = len(LINK.findall(cell)) == 1 and not LINK.sub("", cell).strip()
 
     def link(m: re.Match[str]) -> str:
         label, url = m.group(1).strip(), m.group(2)
-        if _NUMBER_LABEL.match(label):
+        if _NUMBER_LABEL.match(label) and not alone:
             out.inline_footnotes.append(url)
             return ""
         out.links.append((label, url))
