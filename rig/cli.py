@@ -306,7 +306,7 @@ def grade(
     path: Path = typer.Argument(..., help="a runs directory or one episode directory"),
     as_json: bool = typer.Option(False, "--json", help="print the run summary as JSON on stdout"),
     jobs: Optional[int] = typer.Option(None, "--jobs", help="grading processes (default: one per CPU for runs of "
-                                       "40 episodes or more, else 1)"),
+                                       "20 episodes or more, else 1)"),
     force: bool = typer.Option(False, "--force", help="regrade every episode, also those whose grade.json is current"),
     judge: Optional[str] = typer.Option(None, "--judge", help="provider:model of an LLM judge deciding the free-text "
                                         "hybrid tasks (sql_to_search, parallel), as browser-use's --model"),

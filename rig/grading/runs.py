@@ -39,7 +39,7 @@ from rig.tasks import task_file_of, task_of
 TaskCache = dict[str, tuple[Task, Path] | None]
 #: From this many episodes to grade on, `jobs=None` grades in one process per CPU; below it, in this process (the
 #: crossover measured by scripts/bench_grade.py: under it, starting the workers costs more than they save).
-PARALLEL_FROM = 40
+PARALLEL_FROM = 20
 
 
 @dataclass
