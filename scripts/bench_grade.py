@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from benchdoc import write_section  # scripts/benchdoc.py
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = "## Grading (`scripts/bench_grade.py`)"
@@ -209,18 +210,6 @@ def section(r: dict[str, Any], command: str) -> str:
     return "\n".join(lines)
 
 
-def write_doc(path: Path, text: str) -> None:
-    """Replace the Grading section of a Markdown file (or append it)."""
-    doc = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    start = doc.find(SECTION)
-    if start < 0:
-        doc = doc.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n"
-    else:
-        end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text.rstrip("\n") + "\n" + (doc[end:] if end >= 0 else "")
-    path.write_text(doc, encoding="utf-8")
-
-
 def main() -> None:
     """Parse the command line and run one mode."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -252,7 +241,7 @@ def main() -> None:
         text = section(r, command)
         print(json.dumps(r, indent=2) if args.json else text)
         if args.doc:
-            write_doc(args.doc, text)
+            write_section(args.doc, SECTION, text)
 
 
 if __name__ == "__main__":

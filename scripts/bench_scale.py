@@ -38,6 +38,7 @@ from rig.runner.config import RunConfig
 from rig.runner.run import run
 from rig.sites import SitesServer
 from rig.tasks import bundled_tasks
+from benchdoc import write_section  # scripts/benchdoc.py
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOTS = ROOT / "site_snapshots"
@@ -262,18 +263,6 @@ def _bottleneck(x: dict[str, Any]) -> str:
             "one shared Chromium, or other jobs on the machine (see the load average)")
 
 
-def write_doc(path: Path, section: str) -> None:
-    """Replace the Scale section of a Markdown file (or append it)."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    start = text.find(SECTION)
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
-    else:
-        end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + section.rstrip("\n") + "\n" + (text[end:] if end >= 0 else "")
-    path.write_text(text, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the Markdown section (or JSON)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -296,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     command = ".venv/bin/python scripts/bench_scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
     section = table(result, command.strip())
     if args.doc:
-        write_doc(args.doc, section)
+        write_section(args.doc, SECTION, section)
     print(json.dumps(result, indent=2) if args.json else section)
     return 0
 
