@@ -75,10 +75,13 @@ def test_episode(tmp_path):
 
 @pytest.mark.parametrize("name", ["grade-reference.json", "grade-scope-drift.json"])
 def test_grade(name, tmp_path):
-    grade = Grade.model_validate_json((GOLDEN / name).read_text())
+    # the golden grades mask their input files' sizes (`<size>`: episode.json holds temporary paths); any number
+    # stands in for them here, where only the format's round trip is checked
+    text = (GOLDEN / name).read_text().replace("<size>", "0")
+    grade = Grade.model_validate_json(text)
     ed = EpisodeDir(tmp_path)
     ed.write_grade(_roundtrip(grade))
-    assert ed.read_grade() == grade and ed.grade_file.read_text() == (GOLDEN / name).read_text()
+    assert ed.read_grade() == grade and ed.grade_file.read_text() == text
 
 
 def test_summary(tmp_path):
