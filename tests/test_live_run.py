@@ -75,6 +75,21 @@ def grade(runs: Path) -> dict[str, Any]:
     return json.loads(res.stdout)
 
 
+def run_scripts_and_grade(tmp_path: Path, task: Path, runs: Path, liveweb,
+                          scripts: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Run each named action script live on the task's goal variant into `runs`, grade, and return the grades by
+    script name (the folder its script file is in)."""
+    for name, actions in scripts.items():
+        d = tmp_path / name
+        d.mkdir()
+        res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(d, actions)}", "--variant", "goal",
+                  "--out", str(runs), *live_args(liveweb))
+        assert res.returncode == 0, res.stderr[-3000:]
+    grade(runs)
+    grades = (json.loads(ed.grade_file.read_text()) for ed in episodes(runs))
+    return {g["agent"].rsplit("/", 2)[-2]: g for g in grades}
+
+
 def test_live_run_of_an_unannotated_start_url_task_reports_state_metrics_as_not_annotated(liveweb, tmp_path):
     task, runs = write_task(tmp_path / "portal-datasets.yaml", liveweb), tmp_path / "runs"
     res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(tmp_path)}", "--variant", "constraint",
@@ -116,15 +131,7 @@ def test_raw_key_gold_states_grade_a_live_run_with_real_numbers(liveweb, tmp_pat
     runs = tmp_path / "runs"
     wrong = [dict(a) for a in SCRIPT]
     wrong[1] = {"fill": {"selector": "#year_from", "value": "2019"}}  # a criterion off by one year
-    for name, actions in (("right", SCRIPT), ("wrong", wrong)):
-        d = tmp_path / name
-        d.mkdir()
-        res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(d, actions)}", "--variant", "goal",
-                  "--out", str(runs), *live_args(liveweb))
-        assert res.returncode == 0, res.stderr[-3000:]
-    grade(runs)
-    grades = {json.loads(ed.grade_file.read_text())["agent"].rsplit("/", 2)[-2]: json.loads(ed.grade_file.read_text())
-              for ed in episodes(runs)}
+    grades = run_scripts_and_grade(tmp_path, task, runs, liveweb, {"right": SCRIPT, "wrong": wrong})
     right, wrong_g = grades["right"], grades["wrong"]
     assert right["annotated"] and right["gold_states"][0]["reached"] and right["state_anchored_rows"] == 1.0
     assert right["evidence"][0]["met"] and right["passed"]
@@ -259,15 +266,7 @@ def test_a_zero_row_gold_table_is_answered_perfectly_only_by_an_empty_answer(liv
     runs = tmp_path / "runs"
     empty = [{"fill": {"selector": "#q", "value": "no such survey"}}, *SCRIPT[2:]]
     empty[2] = {"wait_for": "#count"}  # the table has no rows to wait for
-    for name, actions in (("empty", empty), ("rows", SCRIPT)):
-        d = tmp_path / name
-        d.mkdir()
-        res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(d, actions)}", "--variant", "goal",
-                  "--out", str(runs), *live_args(liveweb))
-        assert res.returncode == 0, res.stderr[-3000:]
-    grade(runs)
-    grades = {json.loads(ed.grade_file.read_text())["agent"].rsplit("/", 2)[-2]: json.loads(ed.grade_file.read_text())
-              for ed in episodes(runs)}
+    grades = run_scripts_and_grade(tmp_path, task, runs, liveweb, {"empty": empty, "rows": SCRIPT})
     assert grades["empty"]["scores"]["rows_pred"] == 0 and grades["empty"]["passed"]
     assert grades["empty"]["scores"]["row_f1"] == 1.0 and grades["empty"]["scores"]["item_f1"] == 1.0
     rows = grades["rows"]["scores"]
