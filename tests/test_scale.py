@@ -21,6 +21,10 @@ ROOT = Path(__file__).parents[1]
 
 
 def _bench():
+    """scripts/bench_scale.py as a module, with scripts/ on sys.path as when it runs as a script."""
+    scripts = str(ROOT / "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
     spec = importlib.util.spec_from_file_location("bench_scale", ROOT / "scripts" / "bench_scale.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -79,7 +83,7 @@ def test_bench_measures_the_whole_process_tree(tmp_path):
     assert bench.knee([{"concurrency": 1, "per_hour": 100}, {"concurrency": 2, "per_hour": 101}]) == 1
     doc = tmp_path / "benchmarks.md"
     doc.write_text("# Benchmarks\n\n## Replay\n\nx\n")
-    bench.write_doc(doc, bench.SECTION + "\n\nfirst\n")
-    bench.write_doc(doc, bench.SECTION + "\n\nsecond\n")
+    bench.write_section(doc, bench.SECTION, bench.SECTION + "\n\nfirst\n")
+    bench.write_section(doc, bench.SECTION, bench.SECTION + "\n\nsecond\n")
     text = doc.read_text()
     assert text.count(bench.SECTION) == 1 and "second" in text and "first" not in text and "## Replay\n\nx" in text
