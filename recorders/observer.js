@@ -331,6 +331,10 @@
       const secretName = (name) => names.has(name.toLowerCase()) || (part !== null && name.replace(/([a-z0-9])([A-Z])/g, "$1_$2")
         .toLowerCase().split(/[^a-z0-9]+/).some((p) => p && part.test(p)));
       out.html = serialize(document, secretName);
+      // What a re-rendering of the HTML needs beside it, and whether it could show everything (canvas, video and
+      // plugin content are not in any DOM).
+      out.view = [innerWidth, innerHeight, Math.round(scrollX), Math.round(scrollY)];
+      out.live = document.querySelector("canvas,video,embed,object") !== null;
     }
     return out;
   };

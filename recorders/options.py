@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: URL/form/body parameter names whose values never reach an artifact (matched case-insensitively, exactly); names
 #: whose word parts say secret are redacted as well (`recorders.redact.secret_name`).
@@ -33,6 +33,13 @@ class RecorderOptions(BaseModel):
         le=1,
         description="scale the viewport image by this factor (0.625: 800x450 for a 1280x720 viewport, the size of a "
         "Playwright trace's screenshots; 1: full size)",
+    )
+    screenshot_source: Literal["screencast", "dom"] = Field(
+        default="screencast",
+        description="where step images come from: frames of the tab's live screencast, chosen so that each shows its "
+        "step; or `dom`: none while recording (no screencast at all), each rendered afterwards from the step's "
+        "archived DOM snapshot and resources (`replay.render`, `rig render`), except a step whose page holds a canvas, "
+        "video or plugin (no DOM shows those), which gets a screenshot at once",
     )
     screenshot_wait_ms: int = Field(
         default=100,
@@ -68,3 +75,9 @@ class RecorderOptions(BaseModel):
     )
     max_body_bytes: int = Field(default=20_000_000, ge=0, description="truncate archived bodies beyond this")
     fsync: bool = Field(default=True, description="fsync trajectory.jsonl after every step (on a background thread)")
+
+    @model_validator(mode="after")
+    def _dom_images_need_dom(self) -> RecorderOptions:
+        if self.screenshot_source == "dom" and self.screenshots != "off" and not self.dom_snapshot:
+            raise ValueError("screenshot_source 'dom' renders step images from DOM snapshots: it needs dom_snapshot")
+        return self

@@ -201,7 +201,7 @@ class Recorder:
         tab = Tab(page, index=len(self._tabs))
         self._tabs[page] = tab
         spawn(self._tasks, self._net.keep_bodies(self.context, page))
-        if self.options.screenshots != "off":
+        if self.options.screenshots != "off" and self.options.screenshot_source == "screencast":
             tab.screen = asyncio.get_running_loop().create_task(self._screencast(page))
         page.on("framenavigated", lambda frame: self._on_navigated(tab, frame))
         page.on("download", lambda _: self._stayed(page.main_frame))

@@ -109,7 +109,7 @@ class StepWriter:
             dom_hash=dom_hash,
             text_hash=state.text_hash(text),
             screenshot=shot,
-            snapshot=self._archive(tab, n, url, text, html if self.options.dom_snapshot else None),
+            snapshot=self._archive(tab, n, url, text, html if self.options.dom_snapshot else None, raw.get("view")),
             tab=tab.index,
             settled=settled,
         )
@@ -156,7 +156,9 @@ class StepWriter:
             await asyncio.sleep(max(0.005, min(wait, deadline - time.monotonic())))
 
     async def _image(self, tab: Tab, n: int, dom_hash: str, raw: dict[str, Any], observed: bool) -> str | None:
-        """The step's image path, per `options.screenshots`: a screencast frame written later, else a screenshot now.
+        """The step's image path, per `options.screenshots`: a screencast frame written later, with
+        `screenshot_source: dom` an image rendered from the DOM snapshot after the episode (none is written now),
+        else a screenshot now.
 
         An observed step is pictured before its line is written (nothing holds its next event back, so its image
         must be there before that): None when the page changed again first."""
@@ -166,6 +168,9 @@ class StepWriter:
         if o.screenshots == "on_change" and dom_hash == tab.shot_hash:
             return tab.shot_path
         rel = screens.screen_path(n)
+        if o.screenshot_source == "dom" and not raw.get("live") and raw.get("html") is not None:
+            tab.shot_hash, tab.shot_path = dom_hash, rel  # rendered after the episode from the DOM snapshot
+            return rel
         cast = await tab.screencast()
         if cast is not None and cast.visible:
             due = cast.due(self.out_dir / rel, raw["changed"] / 1000, raw["reports"])
@@ -186,7 +191,7 @@ class StepWriter:
         tab.shot_hash, tab.shot_path = dom_hash, rel
         return rel
 
-    def _archive(self, tab: Tab, n: int, url: str, text: str, html: str | None) -> Snapshot | None:
+    def _archive(self, tab: Tab, n: int, url: str, text: str, html: str | None, view: Any = None) -> Snapshot | None:
         """Queue the step's text and live-DOM records; return their ids."""
         if not self.options.record_text and html is None:
             return None
@@ -213,6 +218,7 @@ class StepWriter:
                     lambda: scrub.url(html).encode("utf-8"),
                     refers_to=refers,
                     concurrent_to=snap.warc_record_id,
+                    view=tuple(int(v) for v in view) if isinstance(view, list) and len(view) == 4 else None,
                 )
             )
         return snap

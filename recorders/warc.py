@@ -34,6 +34,8 @@ CAPTURE_HEADER = "WARC-Rig-Capture"
 #: Header of a response record archived without its body, saying why (`body not readable: <reason>`): the record
 #: holds no body (its `WARC-Truncated` says so too) and is no answer to replay.
 MISSING_HEADER = "WARC-Rig-Missing"
+#: Header of a DOM snapshot record: the viewport it was shown in and its scroll offset, `width height x y` (CSS px).
+VIEW_HEADER = "WARC-Rig-View"
 _GZIP_LEVEL = 6  # warcio's own wrapper uses 9: several times slower for a few percent
 
 
@@ -80,6 +82,7 @@ class Capture:
     data: bytes | Callable[[], bytes]  # a callable is run on the writer thread (e.g. serialising a DOM snapshot)
     refers_to: str | None = None
     concurrent_to: str | None = None
+    view: tuple[int, int, int, int] | None = None  # a DOM snapshot's viewport and scroll offset (VIEW_HEADER)
 
 
 @dataclass
@@ -163,6 +166,8 @@ class WarcArchive:
                 headers["WARC-Refers-To"] = item.refers_to
             if item.concurrent_to:
                 headers["WARC-Concurrent-To"] = item.concurrent_to
+            if item.view:
+                headers[VIEW_HEADER] = " ".join(str(v) for v in item.view)
             data = item.data() if callable(item.data) else item.data
             rec = w.create_warc_record(
                 item.url,

@@ -35,6 +35,9 @@ app.add_typer(tasks_app, name="tasks")
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
+STEP_IMAGES_HELP = ("where step images come from: screencast (live frames, each showing its step), dom (none while "
+                    "recording: `rig render` draws them later from the archived DOM snapshots) or off")
+
 
 @app.callback()
 def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="debug logs on stderr")) -> None:
@@ -107,16 +110,21 @@ def record(
     ignore_https_errors: bool = typer.Option(False, "--ignore-https-errors", help="accept self-signed certificates"),
     rate_limit: float = typer.Option(4.0, "--rate-limit", help="live: requests a second per host at most (0: none)"),
     max_per_host: int = typer.Option(4, "--max-per-host", help="live: requests in flight per host at most (0: none)"),
+    step_images: str = typer.Option("screencast", "--step-images", help=STEP_IMAGES_HELP),
 ) -> None:
     """Run one action script in a recorded browser; write an episode directory."""
     import asyncio
 
     from rig.runner.live import Network
     from rig.runner.record import record_script
+    from rig.step_images import STEP_IMAGES, recorder_options
 
     try:
+        if step_images not in STEP_IMAGES:
+            raise InputError("--step-images", None, f"{step_images!r}: choose one of {', '.join(STEP_IMAGES)}")
         network = Network.of(live, resolve or [], ignore_https_errors, _politeness(rate_limit, max_per_host))
-        episode = asyncio.run(record_script(script, out_dir, start_url, headless=not headed, network=network))
+        episode = asyncio.run(record_script(script, out_dir, start_url, headless=not headed, network=network,
+                                            options=recorder_options(step_images)))  # type: ignore[arg-type]
     except RigError as exc:
         _fail(exc)
     out.print(f"{out_dir}: {episode.status}, {episode.steps} steps" + (f" ({episode.error})" if episode.error else ""),
@@ -155,6 +163,7 @@ def run(
     ignore_https_errors: bool = typer.Option(False, "--ignore-https-errors", help="accept self-signed certificates"),
     rate_limit: float = typer.Option(4.0, "--rate-limit", help="live: requests a second per host at most (0: none)"),
     max_per_host: int = typer.Option(4, "--max-per-host", help="live: requests in flight per host at most (0: none)"),
+    step_images: str = typer.Option("screencast", "--step-images", help=STEP_IMAGES_HELP),
 ) -> None:
     """Run episodes of tasks: one episode directory per (task, variant, agent, trial)."""
     from rig.agents.base import Budget
@@ -166,7 +175,7 @@ def run(
         resume=resume, model=model, answer_file=answer_file, budget=Budget(max_steps, timeout, stall),
         sites_url=sites_url, executor=executor, frozen=frozen, headless=not headed, allow_hosts=allow_host,  # type: ignore[arg-type]
         command=command, live=live, resolve=resolve or [], ignore_https_errors=ignore_https_errors,
-        politeness=_politeness(rate_limit, max_per_host),
+        politeness=_politeness(rate_limit, max_per_host), step_images=step_images,  # type: ignore[arg-type]
     )
     try:
         with _progress() as progress:
@@ -366,6 +375,32 @@ def view(
         serve_view(runs_dir, port)
     except RigError as exc:
         _fail(exc)
+
+
+@app.command()
+def render(
+    paths: list[Path] = typer.Argument(..., help="runs directories or episode directories"),
+    force: bool = typer.Option(False, "--force", help="draw every DOM-snapshot step image again, even those present"),
+) -> None:
+    """Draw the step images of episodes recorded with `--step-images dom` from their archived DOM snapshots (no
+    network); images already present are kept."""
+    import asyncio
+
+    from rig.step_images import render_episodes
+
+    try:
+        results = asyncio.run(render_episodes(paths, force=force))
+    except RigError as exc:
+        _fail(exc)
+    failed = 0
+    for r in results:
+        line = f"{r.episode.path}: {r.rendered} drawn, {r.present} present"
+        if r.failed:
+            failed += len(r.failed)
+            line += f", {len(r.failed)} not drawn ({'; '.join(sorted(set(r.failed.values()))[:3])})"
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -486,3 +486,19 @@ class RunsDir:
         _write_model(self.summary_file, summary)
         write_atomic(self.summary_md, markdown)
 
+
+def find_episodes(paths: list[Path], command: str) -> list[EpisodeDir]:
+    """The episode directories named on `command`'s line: each path is one episode directory or a runs directory
+    of them."""
+    if not paths:
+        raise InputError(command, None, "name at least one runs or episode directory")
+    found: list[EpisodeDir] = []
+    for path in paths:
+        if not path.is_dir():
+            raise InputError(str(path), None, "no such runs or episode directory")
+        ed = EpisodeDir(path)
+        episodes = [ed] if ed.episode_file.is_file() else RunsDir(path).episodes()
+        if not episodes:
+            raise InputError(str(path), None, "holds no episode (no episode.json in it or below it)")
+        found += [e for e in episodes if e not in found]
+    return found

@@ -17,32 +17,16 @@ from replay import FROZEN_ORIGIN, ReplayError
 from replay.freeze import FreezeResult, FreezeSource, freeze, move_origin, origin_of
 from replay.snapshot import MANIFEST
 from rig import __version__
-from rig.episode_dir import EpisodeDir, RunsDir
+from rig.episode_dir import EpisodeDir, find_episodes
 from rig.errors import InputError
 from rig.formats.episode import Episode
 from rig.formats.task import Task
 from rig.tasks.loader import task_of
 
 
-def find_episodes(paths: list[Path]) -> list[EpisodeDir]:
-    """The episode directories named: each path is one episode directory or a runs directory of them."""
-    if not paths:
-        raise InputError("freeze", None, "name at least one runs or episode directory")
-    found: list[EpisodeDir] = []
-    for path in paths:
-        if not path.is_dir():
-            raise InputError(str(path), None, "no such runs or episode directory")
-        ed = EpisodeDir(path)
-        episodes = [ed] if ed.episode_file.is_file() else RunsDir(path).episodes()
-        if not episodes:
-            raise InputError(str(path), None, "holds no episode (no episode.json in it or below it)")
-        found += [e for e in episodes if e not in found]
-    return found
-
-
 def freeze_episodes(paths: list[Path], out: Path, *, built_at: datetime | None = None) -> FreezeResult:
     """Freeze the episodes under `paths` into the snapshot directory `out` (rebuilt if it holds a snapshot)."""
-    episodes = find_episodes(paths)
+    episodes = find_episodes(paths, "freeze")
     _check_out(out)
     sources, sites, versions, tasks = [], set(), set(), set()
     for ed in episodes:

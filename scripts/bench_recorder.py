@@ -32,7 +32,8 @@ from typing import Any
 from loguru import logger
 from playwright.async_api import BrowserContext, async_playwright
 
-from recorders import Recorder, RecorderOptions, RecordingTime
+from recorders import Recorder, RecorderOptions, RecordingTime, read_trajectory
+from replay.render import render_dom_images
 from rig.agents.scripted import ScriptRunner
 from rig.browser import launch
 from rig.formats.actions import parse_actions
@@ -197,11 +198,16 @@ async def _episode(
     rec = None
     if mode == "tracing":
         await context.tracing.start(screenshots=True, snapshots=True)
-    elif mode == "record":
+    elif mode in ("record", "record+draw"):
         rec = await Recorder.attach(context, out / "episode", options=options)
     await ScriptRunner(page, base, rec).run(actions)
     if rec is not None:
         await rec.close()
+    if mode == "record+draw":  # `rig render`'s work: every step's image from its archived DOM snapshot
+        ep = out / "episode"
+        due = {s.step: ep / s.screenshot for s in read_trajectory(ep / "trajectory.jsonl") if s.screenshot}
+        failed = {n: why for n, why in (await render_dom_images(browser, ep / "evidence.warc.gz", due)).items() if why}
+        assert not failed, failed
     if mode == "tracing":
         await context.tracing.stop(path=str(out / "trace.zip"))
     elapsed = time.perf_counter() - t0
@@ -225,6 +231,14 @@ CONDITIONS: dict[str, tuple[str, RecorderOptions | None]] = {
         RecorderOptions(screenshots="every", screenshot_wait_ms=0),
     ),
     "recording without JPEG": ("record", RecorderOptions(screenshots="off")),
+    "recording, JPEGs drawn later from the DOM snapshots (screenshot_source=dom)": (
+        "record",
+        RecorderOptions(screenshots="every", screenshot_source="dom"),
+    ),
+    "the same, then drawing every step's JPEG (rig render)": (
+        "record+draw",
+        RecorderOptions(screenshots="every", screenshot_source="dom"),
+    ),
     "Playwright tracing (screenshots + snapshots)": ("tracing", None),
     "HAR recording": ("har", None),
 }

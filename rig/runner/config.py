@@ -10,6 +10,7 @@ from rig.agents.base import Budget
 from rig.errors import InputError
 from rig.politeness import Politeness
 from rig.runner.live import Network
+from rig.step_images import STEP_IMAGES, StepImages
 
 VARIANTS = ("constraint", "goal")
 
@@ -50,6 +51,9 @@ class RunConfig:
         """The run's network settings (InputError naming a bad `--resolve`)."""
         return Network.of(self.live, self.resolve, self.ignore_https_errors, self.politeness,
                           frozen=self.frozen is not None)
+    #: Where step images come from (`rig.step_images`): the live screencast, DOM snapshots drawn later by
+    #: `rig render`, or none.
+    step_images: StepImages = "screencast"
     #: The `cli` agent's command (a shell command line run against the episode's MCP tool server).
     command: str | None = None
 
@@ -63,6 +67,11 @@ class RunConfig:
         """InputError naming the option that is wrong."""
         if not self.agents:
             raise InputError("--agent", None, "give at least one agent")
+        if self.step_images not in STEP_IMAGES:
+            raise InputError("--step-images", None, f"{self.step_images!r}: choose one of {', '.join(STEP_IMAGES)}")
+        if self.step_images != "screencast" and self.executor == "ray":
+            raise InputError("--step-images", None, "the ray executor records with the recorder's defaults: drop "
+                                                    "--step-images or run with --executor local")
         if self.executor not in ("local", "ray"):
             raise InputError("--executor", None, f"{self.executor!r} is not an executor; use local or ray")
         for v in self.variants or []:

@@ -41,7 +41,7 @@ async def record_actions(browser: Browser, actions: list[BaseModel], out_dir: Pa
 
 
 async def record_script(script: Path, out_dir: Path, start_url: str | None = None, headless: bool = True,
-                        network: Network | None = None) -> Episode:
+                        network: Network | None = None, options: RecorderOptions | None = None) -> Episode:
     """`rig record`: run one action script in a recorded browser, no task needed, into a new or empty directory
     (`network`: `--live`, `--resolve`, `--ignore-https-errors`; loopback only by default)."""
     network = network or Network()
@@ -62,6 +62,7 @@ async def record_script(script: Path, out_dir: Path, start_url: str | None = Non
         pool = BrowserPool(pw, headless=headless, network=network)
         try:
             return await record_actions(await pool.get(), actions, out_dir, base_url=base,
-                                        start_url=start_url, agent=f"scripted:{script}", network=network)
+                                        start_url=start_url, agent=f"scripted:{script}", network=network,
+                                        options=options)
         finally:
             await pool.close()

@@ -23,6 +23,7 @@ from rig.runner.live import check_reachable
 from rig.runner.local import claim, plan, run_local
 from rig.runner.spec import agent_identity
 from rig.sites import SitesServer
+from rig.step_images import recorder_options
 from rig.tasks import bundled_tasks, resolve_task
 
 
@@ -76,6 +77,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
             url = sites_url or srv.url
             return asyncio.run(run_local(specs, agents, runs.path, sites_url=url, budget=config.budget,
                                          concurrency=config.concurrency, progress=progress, headless=config.headless,
-                                         frozen=snapshot, allow_hosts=allow, network=network))
+                                         frozen=snapshot, allow_hosts=allow, network=network,
+                                         options=recorder_options(config.step_images)))
     finally:
         logger.remove(log)

@@ -1,0 +1,162 @@
+"""Step images rendered from an archive's DOM snapshots, after the episode and with no network.
+
+    images = await render_dom_images(browser, Path("evidence.warc.gz"), {3: Path("screens/0003.jpg")})
+    images[3]   # None: written; else why not ("no DOM snapshot of step 3 in the archive", a timeout ...)
+
+Each step's DOM snapshot (a `conversion` record with `WARC-Rig-Capture: dom`: the live DOM with its form values,
+open shadow roots and same-origin frames) is loaded as the document at the step's URL in a context whose every
+other request is answered from the same archive (`replay.route`), with scripts off, so the page shows exactly the
+snapshot: nothing the page would run can change it. It is pictured at the recorded viewport and scroll offset
+(`WARC-Rig-View`). So the image shows its step by construction, however fast the next action came. What no DOM
+holds (a canvas's drawing, a video frame, plugin content) is not shown; the recorder takes a live screenshot of
+such steps instead. Steps with the same snapshot and view are rendered once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urldefrag
+
+from loguru import logger
+from playwright.async_api import Browser, Page, Route
+from playwright.async_api import Error as PlaywrightError
+from warcio.archiveiterator import ArchiveIterator
+
+from replay.index import CAPTURE_HEADER, STEP_HEADER, ArchiveIndex, load_index
+from replay.route import REPLAY_CONTEXT_OPTIONS, attach_replay
+
+#: Header of a DOM snapshot record: `width height x y`, the viewport it was shown in and its scroll offset.
+VIEW_HEADER = "WARC-Rig-View"
+DEFAULT_VIEW = (1280, 720, 0, 0)
+_STEP_TIMEOUT_S = 10.0  # one snapshot's load and picture; its resources all come from the archive
+
+
+@dataclass(frozen=True)
+class DomSnapshot:
+    """One step's archived DOM: the document's URL, its HTML and the view it was shown in."""
+
+    step: int
+    url: str
+    html: bytes
+    view: tuple[int, int, int, int]
+
+
+def read_dom_snapshots(paths: Path | Iterable[Path]) -> dict[int, DomSnapshot]:
+    """Every step's DOM snapshot in the WARCs, by step (a step archived twice keeps its last)."""
+    out: dict[int, DomSnapshot] = {}
+    for path in [paths] if isinstance(paths, Path) else list(paths):
+        with open(path, "rb") as fh:
+            for record in ArchiveIterator(fh):
+                headers = record.rec_headers
+                if record.rec_type != "conversion" or headers.get_header(CAPTURE_HEADER) != "dom":
+                    continue
+                try:
+                    step = int(headers.get_header(STEP_HEADER) or "")
+                except ValueError:
+                    continue
+                out[step] = DomSnapshot(step, headers.get_header("WARC-Target-URI") or "", record.content_stream().read(),
+                                        _view(headers.get_header(VIEW_HEADER)))
+    return out
+
+
+def _view(value: str | None) -> tuple[int, int, int, int]:
+    try:
+        w, h, x, y = (int(v) for v in (value or "").split())
+    except ValueError:
+        return DEFAULT_VIEW
+    return (w, h, x, y) if w > 0 and h > 0 else DEFAULT_VIEW
+
+
+async def render_dom_images(
+    browser: Browser,
+    warc: Path,
+    targets: dict[int, Path],
+    *,
+    quality: int = 60,
+    scale: float = 0.625,
+    index: ArchiveIndex | None = None,
+) -> dict[int, str | None]:
+    """Render each target step's DOM snapshot from `warc` into a JPEG at its path (scaled by `scale`); for each step,
+    None when written, else why not. `index`: the archive's lookup if the caller has one already."""
+    snapshots = read_dom_snapshots(warc)
+    result: dict[int, str | None] = {}
+    todo = []
+    for step in sorted(targets):
+        if step in snapshots:
+            todo.append(snapshots[step])
+        else:
+            result[step] = f"no DOM snapshot of step {step} in the archive"
+    if not todo:
+        return result
+    first = todo[0].view
+    context = await browser.new_context(
+        **REPLAY_CONTEXT_OPTIONS, java_script_enabled=False, viewport={"width": first[0], "height": first[1]}
+    )
+    try:
+        await attach_replay(context, index if index is not None else load_index(warc), freeze_clock=False)
+        page = await context.new_page()
+        renderer = _Renderer(page, await context.new_cdp_session(page), quality, scale)
+        await page.route("**/*", renderer.handle)
+        done: dict[str, bytes] = {}
+        for snap in todo:
+            key = hashlib.sha256(snap.url.encode() + b"\0" + repr(snap.view).encode() + b"\0" + snap.html).hexdigest()
+            try:
+                if key not in done:
+                    async with asyncio.timeout(_STEP_TIMEOUT_S):
+                        done[key] = await renderer.render(snap)
+                _write(targets[snap.step], done[key])
+                result[snap.step] = None
+            except (PlaywrightError, TimeoutError, OSError) as exc:
+                reason = "timed out" if isinstance(exc, TimeoutError) else str(exc).splitlines()[0]
+                logger.debug("replay: step {} not rendered: {}", snap.step, reason)
+                result[snap.step] = f"step {snap.step} could not be rendered: {reason}"
+    finally:
+        await context.close()
+    return result
+
+
+class _Renderer:
+    """One page showing snapshots in turn: the snapshot answers its own navigation, the archive everything else."""
+
+    def __init__(self, page: Page, cdp: Any, quality: int, scale: float) -> None:
+        self.page, self.cdp, self.quality, self.scale = page, cdp, quality, scale
+        self._doc: DomSnapshot | None = None
+
+    async def handle(self, route: Route) -> None:
+        request = route.request
+        doc = self._doc
+        if doc is not None and request.is_navigation_request() and request.frame == self.page.main_frame:
+            self._doc = None  # one navigation per snapshot; a meta refresh is answered from the archive
+            await route.fulfill(status=200, body=doc.html, headers={"content-type": "text/html; charset=utf-8"})
+            return
+        await route.fallback()
+
+    async def render(self, snap: DomSnapshot) -> bytes:
+        w, h, x, y = snap.view
+        size = self.page.viewport_size
+        if size is None or (size["width"], size["height"]) != (w, h):
+            await self.page.set_viewport_size({"width": w, "height": h})
+        self._doc = snap
+        # Without its fragment: a fragment-only change from the page shown would not load the snapshot.
+        await self.page.goto(urldefrag(snap.url).url or "about:blank", wait_until="load")
+        await self.page.evaluate("([x, y]) => window.scrollTo(x, y)", [x, y])
+        vp = await self.page.evaluate("() => ({x: scrollX, y: scrollY, width: innerWidth, height: innerHeight})")
+        params: dict[str, Any] = {"format": "jpeg", "quality": self.quality, "optimizeForSpeed": True}
+        if self.scale < 1:
+            params["clip"] = {**vp, "scale": self.scale}
+        res = await self.cdp.send("Page.captureScreenshot", params)
+        return base64.b64decode(res["data"])
+
+
+def _write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
