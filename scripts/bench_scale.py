@@ -1,7 +1,7 @@
 """Benchmark scale: episodes per hour and peak memory at concurrency 1, 2, 4 and 8, and grading throughput.
 
     .venv/bin/python scripts/bench_scale.py [--levels 1,2,4,8] [--repeats 3] [--tasks all] [--out DIR] [--json]
-        [--doc docs/benchmarks.md]
+        [--doc docs/benchmarks.md] [--step-images screencast|dom|off]
 
 In one run: the bundled sites are served once, in their own process (data loaded before timing starts); then,
 in each of `--repeats` rounds, every concurrency level in turn (interleaved, so a change in the machine's load
@@ -194,22 +194,25 @@ def _median_level(c: int, runs: list[dict[str, Any]], speedups: list[float]) -> 
             "per_hour_all": [r["per_hour"] for r in runs]}
 
 
-def bench(levels: list[int], tasks: list[str], out: Path, repeats: int = 3) -> dict[str, Any]:
+def bench(levels: list[int], tasks: list[str], out: Path, repeats: int = 3,
+          step_images: str = "screencast") -> dict[str, Any]:
     """Run every level in interleaved rounds, the frozen run and the grading timings."""
     result: dict[str, Any] = {"cpus": os.cpu_count(), "load_before": os.getloadavg()[0], "tasks": len(tasks),
-                              "repeats": repeats, "levels": []}
+                              "repeats": repeats, "step_images": step_images, "levels": []}
     rounds: dict[int, list[dict[str, Any]]] = {c: [] for c in levels}
     speedups: dict[int, list[float]] = {c: [] for c in levels}
     with SitesServer() as srv, Sampler() as sampler:
         result["baseline_rss_mb"] = round(sampler.sample()[0] / 2**20)
         for i in range(repeats):
             for c in levels:
-                r = one_run(tasks, out / f"r{i}-c{c}", sampler, server_pid=srv.pid, concurrency=c, sites_url=srv.url)
+                r = one_run(tasks, out / f"r{i}-c{c}", sampler, server_pid=srv.pid, concurrency=c, sites_url=srv.url,
+                            step_images=step_images)
                 rounds[c].append(r)
                 speedups[c].append(r["per_hour"] / rounds[levels[0]][i]["per_hour"])
                 logger.info("round {} concurrency {}: {}", i, c, r)
         result["levels"] = [_median_level(c, rounds[c], speedups[c]) for c in levels]
-        result["frozen"] = one_run(tasks, out / "frozen", sampler, concurrency=2, frozen=SNAPSHOTS)
+        result["frozen"] = one_run(tasks, out / "frozen", sampler, concurrency=2, frozen=SNAPSHOTS,
+                                   step_images=step_images)
     grading(out / f"r0-c{levels[0]}", repeats=1)  # warm-up: imports, task files, caches
     for r in result["levels"]:
         r["grading"] = grading(out / f"r0-c{r['concurrency']}")
@@ -235,9 +238,12 @@ def table(r: dict[str, Any], command: str) -> str:
     per_context = ((lv[-1]["peak_pss_mb"] - lv[0]["peak_pss_mb"]) / (lv[-1]["concurrency"] - lv[0]["concurrency"])
                    if len(lv) > 1 else 0)
     bad = dict(sum((Counter({k: v for k, v in x["statuses"].items() if k != "ok"}) for x in [*lv, f]), Counter()))
+    images = ("live screencast step images" if r["step_images"] == "screencast" else
+              "no step images while recording (`--step-images dom`: `rig render` draws them later)"
+              if r["step_images"] == "dom" else "no step images")
     return "\n".join([
-        SECTION, "", "```bash", command, "```", "",
-        f"The reference agent on {r['tasks']} SGR-mini tasks (constraint prompts), local executor, one Chromium "
+        section_heading(r["step_images"]), "", "```bash", command, "```", "",
+        f"The reference agent on {r['tasks']} SGR-mini tasks (constraint prompts), {images}, local executor, one Chromium "
         f"shared by the episodes of a run, the sites in a process of their own; medians of {r['repeats']} interleaved "
         f"rounds (speed-up: the median over rounds of the level's episodes per hour over the first level's in the same "
         f"round); {r['cpus']} cores, load average {r['load_before']:.1f} before and "
@@ -251,6 +257,11 @@ def table(r: dict[str, Any], command: str) -> str:
         f"Each extra context adds about {per_context:.0f} MB (PSS)."
         + (f" Episodes that did not end ok: {bad}." if bad else ""), "",
     ])
+
+
+def section_heading(step_images: str) -> str:
+    """The docs/benchmarks.md heading of a run with these step images (each mode has a section of its own)."""
+    return SECTION if step_images == "screencast" else SECTION.replace("## Scale", f"## Scale, --step-images {step_images}")
 
 
 def _bottleneck(x: dict[str, Any]) -> str:
@@ -272,20 +283,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary directory)")
     ap.add_argument("--json", action="store_true", help="print the raw figures as JSON")
     ap.add_argument("--doc", type=Path, default=None, help="write the section into this Markdown file")
+    ap.add_argument("--step-images", choices=("screencast", "dom", "off"), default="screencast",
+                    help="where the recorded step images come from (rig run --step-images)")
     args = ap.parse_args(argv)
     logger.remove()
     logger.add(sys.stderr, level="INFO", filter=lambda rec: rec["name"].startswith("__main__"))
     tasks = [t.id for t in bundled_tasks()] if args.tasks == "all" else args.tasks.split(",")
     out = args.out or Path(tempfile.mkdtemp(prefix="rig-bench-scale-"))
     try:
-        result = bench([int(x) for x in args.levels.split(",")], tasks, out, args.repeats)
+        result = bench([int(x) for x in args.levels.split(",")], tasks, out, args.repeats, args.step_images)
     finally:
         if args.out is None:
             shutil.rmtree(out, ignore_errors=True)
     command = ".venv/bin/python scripts/bench_scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
     section = table(result, command.strip())
     if args.doc:
-        write_section(args.doc, SECTION, section)
+        write_section(args.doc, section_heading(args.step_images), section)
     print(json.dumps(result, indent=2) if args.json else section)
     return 0
 
