@@ -18,6 +18,7 @@ import asyncio
 import base64
 import hashlib
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,7 +144,7 @@ class _Renderer:
         size = self.page.viewport_size
         if size is None or (size["width"], size["height"]) != (w, h):
             await self.page.set_viewport_size({"width": w, "height": h})
-        self._doc = snap
+        self._doc = _still(snap)
         # Without its fragment: a fragment-only change from the page shown would not load the snapshot.
         await self.page.goto(urldefrag(snap.url).url or "about:blank", wait_until="load")
         await self.page.evaluate("([x, y]) => window.scrollTo(x, y)", [x, y])
@@ -153,6 +154,20 @@ class _Renderer:
             params["clip"] = {**vp, "scale": self.scale}
         res = await self.cdp.send("Page.captureScreenshot", params)
         return base64.b64decode(res["data"])
+
+
+#: Appended to each snapshot: animations and transitions at their end state, as when the step was read.
+_NO_MOTION = (b"<style>*,*::before,*::after{animation-duration:0s!important;animation-delay:0s!important;"
+              b"transition:none!important}</style>")
+_NOSCRIPT = re.compile(rb"<noscript\b[^>]*>.*?</noscript\s*>", re.I | re.S)
+_REFRESH = re.compile(rb"<meta\b[^>]*http-equiv\s*=\s*[\"']?refresh[^>]*>", re.I)
+
+
+def _still(snap: DomSnapshot) -> DomSnapshot:
+    """The snapshot as scripts-off rendering must see it: no `<noscript>` content (the recorded page ran scripts, so
+    it never showed), no meta refresh (the render would navigate away), no motion."""
+    html = _REFRESH.sub(b"", _NOSCRIPT.sub(b"", snap.html)) + _NO_MOTION
+    return DomSnapshot(snap.step, snap.url, html, snap.view)
 
 
 def _write(path: Path, data: bytes) -> None:

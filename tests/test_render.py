@@ -21,10 +21,12 @@ from rig.runner.run import run
 
 DOM = RecorderOptions(screenshots="every", screenshot_source="dom", observe_idle_ms=100)
 
-#: Two viewport-high blocks: the first blue inline, the second green by the stylesheet.
+#: Two viewport-high blocks: the first blue inline, the second green by the stylesheet (and a red cover for
+#: browsers without scripts, which the recorded page never showed).
 SCROLLED = """<!doctype html><html><head><link rel="stylesheet" href="style.css">
 <style>body{margin:0} div{height:100vh}</style></head>
-<body><div style="background:#0000e0"></div><div class="b"></div></body></html>"""
+<body><div style="background:#0000e0"></div><div class="b"></div>
+<noscript><p style="position:fixed;inset:0;margin:0;background:#e00000">enable JavaScript</p></noscript></body></html>"""
 
 
 def _due(ep: Path) -> dict[int, Path]:
