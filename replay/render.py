@@ -23,7 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urldefrag
+from html import escape
+from urllib.parse import urldefrag, urlsplit
 
 from loguru import logger
 from playwright.async_api import Browser, Page, Route
@@ -124,11 +125,15 @@ async def render_dom_images(
 
 
 class _Renderer:
-    """One page showing snapshots in turn: the snapshot answers its own navigation, the archive everything else."""
+    """One page showing snapshots in turn: the first of an origin is loaded by navigating (the snapshot answers its
+    own navigation, the archive everything else); the next ones of that origin replace the document's content in
+    place (`Page.setDocumentContent`, with a `<base>` of the step's URL), which costs a third as much."""
 
     def __init__(self, page: Page, cdp: Any, quality: int, scale: float) -> None:
         self.page, self.cdp, self.quality, self.scale = page, cdp, quality, scale
         self._doc: DomSnapshot | None = None
+        self._origin: str | None = None  # the origin of the document shown
+        self._scrolled = False
 
     async def handle(self, route: Route) -> None:
         request = route.request
@@ -144,16 +149,54 @@ class _Renderer:
         size = self.page.viewport_size
         if size is None or (size["width"], size["height"]) != (w, h):
             await self.page.set_viewport_size({"width": w, "height": h})
-        self._doc = _still(snap)
-        # Without its fragment: a fragment-only change from the page shown would not load the snapshot.
-        await self.page.goto(urldefrag(snap.url).url or "about:blank", wait_until="load")
-        await self.page.evaluate("([x, y]) => window.scrollTo(x, y)", [x, y])
-        vp = await self.page.evaluate("() => ({x: scrollX, y: scrollY, width: innerWidth, height: innerHeight})")
+        still = _still(snap)
+        origin = _origin(snap.url)
+        html = _based(still.html, snap.url) if origin == self._origin else None
+        if html is not None:
+            frame = (await self.cdp.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+            await self.cdp.send("Page.setDocumentContent", {"frameId": frame, "html": html})
+            await self.page.evaluate(_LOADED)
+        else:
+            self._doc = still
+            # Without its fragment: a fragment-only change from the page shown would not load the snapshot.
+            await self.page.goto(urldefrag(snap.url).url or "about:blank", wait_until="load")
+            self._origin = origin
+        vp = {"x": 0, "y": 0, "width": w, "height": h}
+        if x or y or self._scrolled:
+            vp = await self.page.evaluate(_SCROLL, [x, y])
+            self._scrolled = bool(x or y)
         params: dict[str, Any] = {"format": "jpeg", "quality": self.quality, "optimizeForSpeed": True}
         if self.scale < 1:
             params["clip"] = {**vp, "scale": self.scale}
         res = await self.cdp.send("Page.captureScreenshot", params)
         return base64.b64decode(res["data"])
+
+
+_LOADED = "() => new Promise(r => document.readyState === 'complete' ? r() : addEventListener('load', () => r(), {once: true}))"
+_SCROLL = "([x, y]) => { scrollTo(x, y); return {x: scrollX, y: scrollY, width: innerWidth, height: innerHeight}; }"
+_HEAD = re.compile(rb"<head\b[^>]*>", re.I)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _based(html: bytes, url: str) -> str | None:
+    """The snapshot's HTML with a `<base>` of its URL first in its head, for showing it in a document of another
+    URL of the same origin; None when that would show it differently (it has a base of its own, declarative shadow
+    roots, which content set in place does not attach, or no head) or it is not UTF-8."""
+    if b"<base" in html.lower() or b"shadowrootmode" in html:
+        return None
+    head = _HEAD.search(html)
+    if head is None:
+        return None
+    try:
+        text = html.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    at = len(html[: head.end()].decode("utf-8"))
+    return text[:at] + f'<base href="{escape(url, quote=True)}">' + text[at:]
 
 
 #: Appended to each snapshot: animations and transitions at their end state, as when the step was read.
