@@ -31,6 +31,8 @@ STEP_HEADER = "WARC-Rig-Step"
 CAPTURE_HEADER = "WARC-Rig-Capture"
 #: Header of a response record the recorder archived without its body (its value says why): no answer to replay.
 MISSING_HEADER = "WARC-Rig-Missing"
+#: Header of a DOM snapshot record: `width height x y`, the viewport it was shown in and its scroll offset.
+VIEW_HEADER = "WARC-Rig-View"
 #: Archives up to this size (compressed) are inflated once and parsed as plain records; larger ones are streamed by
 #: warcio's own gzip reader, so that the decompressed copy never has to fit in memory at once.
 _INFLATE_ONCE_MAX = 64 * 1024 * 1024

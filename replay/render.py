@@ -21,9 +21,9 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from html import escape
 from pathlib import Path
 from typing import Any
-from html import escape
 from urllib.parse import urldefrag, urlsplit
 
 from loguru import logger
@@ -31,11 +31,9 @@ from playwright.async_api import Browser, Page, Route
 from playwright.async_api import Error as PlaywrightError
 from warcio.archiveiterator import ArchiveIterator
 
-from replay.index import CAPTURE_HEADER, STEP_HEADER, ArchiveIndex, load_index
+from replay.index import CAPTURE_HEADER, STEP_HEADER, VIEW_HEADER, ArchiveIndex, load_index
 from replay.route import REPLAY_CONTEXT_OPTIONS, attach_replay
 
-#: Header of a DOM snapshot record: `width height x y`, the viewport it was shown in and its scroll offset.
-VIEW_HEADER = "WARC-Rig-View"
 DEFAULT_VIEW = (1280, 720, 0, 0)
 _STEP_TIMEOUT_S = 10.0  # one snapshot's load and picture; its resources all come from the archive
 

@@ -117,14 +117,13 @@ def record(
 
     from rig.runner.live import Network
     from rig.runner.record import record_script
-    from rig.step_images import STEP_IMAGES, recorder_options
+    from rig.step_images import recorder_options
 
     try:
-        if step_images not in STEP_IMAGES:
-            raise InputError("--step-images", None, f"{step_images!r}: choose one of {', '.join(STEP_IMAGES)}")
+        options = recorder_options(step_images)  # type: ignore[arg-type]
         network = Network.of(live, resolve or [], ignore_https_errors, _politeness(rate_limit, max_per_host))
         episode = asyncio.run(record_script(script, out_dir, start_url, headless=not headed, network=network,
-                                            options=recorder_options(step_images)))  # type: ignore[arg-type]
+                                            options=options))
     except RigError as exc:
         _fail(exc)
     out.print(f"{out_dir}: {episode.status}, {episode.steps} steps" + (f" ({episode.error})" if episode.error else ""),

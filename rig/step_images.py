@@ -16,13 +16,16 @@ from typing import Literal
 
 from recorders import RecorderOptions
 from rig.episode_dir import EpisodeDir, find_episodes
+from rig.errors import InputError
 
 StepImages = Literal["screencast", "dom", "off"]
 STEP_IMAGES: tuple[StepImages, ...] = ("screencast", "dom", "off")
 
 
 def recorder_options(step_images: StepImages) -> RecorderOptions | None:
-    """The recorder options for `--step-images` (None: the recorder's defaults)."""
+    """The recorder options for `--step-images` (None: the recorder's defaults); InputError for another value."""
+    if step_images not in STEP_IMAGES:
+        raise InputError("--step-images", None, f"{step_images!r}: choose one of {', '.join(STEP_IMAGES)}")
     if step_images == "screencast":
         return None
     if step_images == "dom":

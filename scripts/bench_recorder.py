@@ -32,11 +32,13 @@ from typing import Any
 from loguru import logger
 from playwright.async_api import BrowserContext, async_playwright
 
-from recorders import Recorder, RecorderOptions, RecordingTime, read_trajectory
+from recorders import Recorder, RecorderOptions, RecordingTime
 from replay.render import render_dom_images
 from rig.agents.scripted import ScriptRunner
 from rig.browser import launch
+from rig.episode_dir import EpisodeDir
 from rig.formats.actions import parse_actions
+from rig.step_images import due_images
 
 ROOT = Path(__file__).resolve().parents[1]
 _SERVER_PID: dict[str, int] = {}  # the site server's process, to tell its CPU time apart
@@ -204,9 +206,9 @@ async def _episode(
     if rec is not None:
         await rec.close()
     if mode == "record+draw":  # `rig render`'s work: every step's image from its archived DOM snapshot
-        ep = out / "episode"
-        due = {s.step: ep / s.screenshot for s in read_trajectory(ep / "trajectory.jsonl") if s.screenshot}
-        failed = {n: why for n, why in (await render_dom_images(browser, ep / "evidence.warc.gz", due)).items() if why}
+        ep = EpisodeDir(out / "episode")
+        due, _ = due_images(ep)
+        failed = {n: why for n, why in (await render_dom_images(browser, ep.warc_file, due)).items() if why}
         assert not failed, failed
     if mode == "tracing":
         await context.tracing.stop(path=str(out / "trace.zip"))

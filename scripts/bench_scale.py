@@ -37,6 +37,7 @@ from rig.grading.runs import grade_runs
 from rig.runner.config import RunConfig
 from rig.runner.run import run
 from rig.sites import SitesServer
+from rig.step_images import STEP_IMAGES
 from rig.tasks import bundled_tasks
 from benchdoc import write_section  # scripts/benchdoc.py
 
@@ -283,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary directory)")
     ap.add_argument("--json", action="store_true", help="print the raw figures as JSON")
     ap.add_argument("--doc", type=Path, default=None, help="write the section into this Markdown file")
-    ap.add_argument("--step-images", choices=("screencast", "dom", "off"), default="screencast",
+    ap.add_argument("--step-images", choices=STEP_IMAGES, default="screencast",
                     help="where the recorded step images come from (rig run --step-images)")
     args = ap.parse_args(argv)
     logger.remove()

@@ -10,7 +10,7 @@ from rig.agents.base import Budget
 from rig.errors import InputError
 from rig.politeness import Politeness
 from rig.runner.live import Network
-from rig.step_images import STEP_IMAGES, StepImages
+from rig.step_images import StepImages, recorder_options
 
 VARIANTS = ("constraint", "goal")
 
@@ -67,8 +67,7 @@ class RunConfig:
         """InputError naming the option that is wrong."""
         if not self.agents:
             raise InputError("--agent", None, "give at least one agent")
-        if self.step_images not in STEP_IMAGES:
-            raise InputError("--step-images", None, f"{self.step_images!r}: choose one of {', '.join(STEP_IMAGES)}")
+        recorder_options(self.step_images)  # InputError for a mode that is not one
         if self.step_images != "screencast" and self.executor == "ray":
             raise InputError("--step-images", None, "the ray executor records with the recorder's defaults: drop "
                                                     "--step-images or run with --executor local")
