@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import json
 import os
 import re
 import shutil
+import socket
 import time
 import urllib.request
 from collections.abc import Iterable, Sequence
@@ -105,6 +107,28 @@ def resolver_rules(local_only: bool, mappings: Sequence[HostMapping] = ()) -> st
 SEALED_FLAGS = ["--webrtc-ip-handling-policy=disable_non_proxied_udp"]
 
 
+@functools.cache
+def _refusing_port() -> int:
+    """A loopback port this process holds bound and never listens on: every connection to it is refused."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    _held.append(sock)
+    return sock.getsockname()[1]
+
+
+_held: list[socket.socket] = []
+
+
+def archive_only_flags() -> list[str]:
+    """Flags for a browser whose every request a route handler answers (frozen runs, `rig replay`, `rig render`).
+
+    Playwright lets a few requests past its routes to the network (a favicon; a request of a frame it no longer
+    knows, as a page closes), and a loopback origin such as the frozen sites' is reachable whatever the host
+    rules say. Here they all go to a proxy on a port the rig holds closed, loopback included, so they fail.
+    """
+    return [f"--proxy-server=http://127.0.0.1:{_refusing_port()}", "--proxy-bypass-list=<-loopback>"]
+
+
 def chromium_path() -> str | None:
     """The Chromium executable to launch: `RIG_CHROMIUM`, else Debian's, else None (Playwright's own)."""
     env = os.environ.get("RIG_CHROMIUM")
@@ -120,14 +144,17 @@ def chromium_path() -> str | None:
 
 
 def launch_args(local_only: bool = True, extra: list[str] | None = None, sealed: bool = False,
-                resolve: Sequence[HostMapping] = ()) -> list[str]:
+                resolve: Sequence[HostMapping] = (), archive_only: bool = False) -> list[str]:
     """Chromium command-line flags for a rig browser (`sealed`: no WebRTC UDP, see `SEALED_FLAGS`; `resolve`: host
-    mappings, combined with the loopback-only rule into Chromium's one `--host-resolver-rules`)."""
+    mappings, combined with the loopback-only rule into Chromium's one `--host-resolver-rules`; `archive_only`: no
+    request reaches any server, see `archive_only_flags`)."""
     args = list(OFFLINE_FLAGS)
     if (rules := resolver_rules(local_only, resolve)) is not None:
         args.append(f"--host-resolver-rules={rules}")
-    if sealed:
+    if sealed or archive_only:
         args += SEALED_FLAGS
+    if archive_only:
+        args += archive_only_flags()
     return args + list(extra or [])
 
 
@@ -140,13 +167,15 @@ async def launch(
     timeout_s: float = 30.0,
     sealed: bool = False,
     resolve: Sequence[HostMapping] = (),
+    archive_only: bool = False,
 ) -> Browser:
     """Launch Chromium for the rig (offline flags unless `local_only=False`, configurable executable; `sealed` for
-    frozen and allow-listed runs; `resolve` maps host names to addresses)."""
+    allow-listed runs; `archive_only` (sealed too) for frozen and replayed ones; `resolve` maps host names to
+    addresses)."""
     return await pw.chromium.launch(
         executable_path=chromium_path(),
         headless=headless,
-        args=launch_args(local_only, extra_args, sealed, resolve),
+        args=launch_args(local_only, extra_args, sealed, resolve, archive_only),
         timeout=timeout_s * 1000,
     )
 
@@ -161,6 +190,7 @@ async def launch_for_cdp(
     timeout_s: float = 30.0,
     sealed: bool = False,
     resolve: Sequence[HostMapping] = (),
+    archive_only: bool = False,
     **context_options: Any,
 ) -> tuple[BrowserContext, str]:
     """Launch a persistent Chromium context that outside drivers can reach over CDP on 127.0.0.1.
@@ -179,7 +209,7 @@ async def launch_for_cdp(
         profile,
         executable_path=chromium_path(),
         headless=headless,
-        args=launch_args(local_only, extra, sealed, resolve),
+        args=launch_args(local_only, extra, sealed, resolve, archive_only),
         timeout=timeout_s * 1000,
         **context_options,
     )

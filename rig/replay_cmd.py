@@ -69,7 +69,7 @@ def replay(episode_dir: Path, *, headless: bool = True, timeout_s: float = 10.0)
 
     async def main() -> ReplayReport:
         async with async_playwright() as pw:
-            browser = await launch(pw, headless=headless, sealed=True)
+            browser = await launch(pw, headless=headless, archive_only=True)
             try:
                 return await replay_episode(episode_dir, browser, timeout_s=timeout_s, loaded=loaded)
             finally:

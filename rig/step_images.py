@@ -70,7 +70,7 @@ async def render_episodes(paths: list[Path], *, force: bool = False) -> list[Epi
     episodes = find_episodes(paths, "render")
     out: list[EpisodeRender] = []
     async with async_playwright() as pw:
-        browser = await launch(pw, sealed=True)
+        browser = await launch(pw, archive_only=True)
         try:
             for episode in episodes:
                 due, present = due_images(episode, force)

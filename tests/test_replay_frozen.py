@@ -11,6 +11,7 @@ from server import TestServer
 
 from replay import FROZEN_ORIGIN, REPLAY_CONTEXT_OPTIONS, open_snapshot
 from rig.agents.reference import gold_mismatch, run_reference
+from rig.browser import launch
 from rig.sites import bundled_sites
 from rig.tasks import bundled_task_paths, load_task
 
@@ -31,6 +32,14 @@ def frozen():
         if trap is not None:
             trap.stop()
     assert trap is None or trap.requests == [], [r.target for r in trap.requests]
+
+
+@pytest.fixture(scope="module")
+async def browser(playwright):
+    """A browser launched as frozen runs launch theirs (`archive_only`)."""
+    b = await launch(playwright, archive_only=True)
+    yield b
+    await b.close()
 
 
 def test_every_bundled_site_has_a_small_snapshot():

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from loguru import logger
 from PIL import Image
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 from server import Exchange, TestServer
 from waiting import wait_until
@@ -425,6 +426,33 @@ async def test_webrtc_reaches_a_stun_server_only_from_an_unsealed_browser():
     finally:
         peers.close()
     assert state == "complete" and heard == 0, "the sealed browser's peer connection reached the STUN server"
+
+
+async def test_what_passes_the_routes_of_an_archive_only_browser_reaches_no_server():
+    """Playwright lets some requests past its routes (a favicon, a request of a frame it no longer knows): from the
+    browser frozen runs, `rig replay` and `rig render` use, even a page with no route at all reaches no server on
+    this machine, by address or by name (the loopback proxy refuses); the control, a plain rig browser, does."""
+    with TestServer(fallback=lambda ex: ex.send(200, b"<title>reached</title>")) as server:
+        async with async_playwright() as pw:
+            for archive_only in (False, True):
+                browser = await launch(pw, archive_only=archive_only)
+                titles = []
+                try:
+                    page = await browser.new_page()
+                    for url in (f"{server.url}/by-address", f"http://localhost:{server.port}/by-name"):
+                        try:
+                            await page.goto(url)
+                            titles.append(await page.title())
+                        except PlaywrightError as exc:
+                            titles.append("refused" if "ERR_PROXY_CONNECTION_FAILED" in str(exc) else str(exc))
+                finally:
+                    await browser.close()
+                reached = {r.target for r in server.requests} & {"/by-address", "/by-name"}
+                if archive_only:
+                    assert titles == ["refused"] * 2 and not reached, (titles, reached)
+                else:
+                    assert titles == ["reached"] * 2 and len(reached) == 2, (titles, reached)
+                server.reset()
 
 
 def _snapshot_of(episode: EpisodeDir, out: Path, start_path: str) -> Path:

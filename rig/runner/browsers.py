@@ -19,15 +19,16 @@ class BrowserPool:
     """Hands out the executor's browser, relaunching it after a crash."""
 
     def __init__(self, pw: Playwright | None, headless: bool = True, context_options: dict | None = None,
-                 sealed: bool = False, network: Network | None = None) -> None:
-        self.pw, self.headless, self.sealed = pw, headless, sealed
+                 sealed: bool = False, network: Network | None = None, archive_only: bool = False) -> None:
+        self.pw, self.headless = pw, headless
+        #: Launch flags (`rig.browser.launch`): sealed for allow-listed runs, archive-only for frozen ones.
+        self.sealed, self.archive_only = sealed, archive_only
         #: How the browser reaches the network (loopback only, or live), host mappings, certificate errors.
         self.network = network or Network()
         #: Extra options for every new context (frozen replay blocks service workers).
         self.context_options = {**self.network.context_options(), **(context_options or {})}
         #: The user agent contexts send (a live run's politeness adds the rig's suffix); None: the browser's own.
         self.user_agent: str | None = None
-        #: Launch with `rig.browser.SEALED_FLAGS` (frozen and allow-listed runs: no WebRTC UDP).
         self._browser: Browser | None = None
         self._lock = asyncio.Lock()
         self._owned = True
@@ -48,7 +49,8 @@ class BrowserPool:
                 if self.pw is None:
                     raise InfraError("the browser this recording was given is gone")
                 self._browser = await launch(self.pw, headless=self.headless, sealed=self.sealed,
-                                             local_only=self.network.local_only, resolve=self.network.resolve)
+                                             archive_only=self.archive_only, local_only=self.network.local_only,
+                                             resolve=self.network.resolve)
                 self.launches += 1
             return self._browser
 
@@ -82,6 +84,7 @@ class BrowserPool:
         profile = tempfile.mkdtemp(prefix="rig-cdp-profile-")
         try:
             ctx, url = await launch_for_cdp(self.pw, profile, headless=self.headless, sealed=self.sealed,
+                                            archive_only=self.archive_only,
                                             local_only=self.network.local_only, resolve=self.network.resolve,
                                             **self.context_options)
             try:

@@ -153,7 +153,8 @@ async def run_local(
     async with async_playwright() as pw:
         pool = BrowserPool(pw, headless=headless,
                            context_options=context_options(frozen is not None, allow_hosts, network),
-                           sealed=frozen is not None or allow_hosts is not None, network=network)
+                           sealed=allow_hosts is not None, archive_only=frozen is not None,
+                           network=network)
         ctx = EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(),
                              options=options, frozen=frozen, allow_hosts=allow_hosts)
 
