@@ -18,6 +18,7 @@ from typing import Any
 
 from conftest import PAGES
 from loguru import logger
+from waiting import wait_until
 from warcio.archiveiterator import ArchiveIterator
 
 from recorders import (
@@ -158,6 +159,9 @@ async def test_secrets_never_reach_any_artifact(context, page, pages_url, tmp_pa
         await asyncio.sleep(0.3)
         async with rec.action({"type": "click", "target": "#auth-fetch", "value": None}):
             await page.click("#auth-fetch")  # Authorization + cookies + ?api_key=<token> + password in a POST body
+        # the page reads that fetch's status, never its body: it is given up on after body_timeout_ms (before the
+        # page navigates away, which would end it otherwise)
+        await wait_until(lambda: rec.missing_bodies >= 1, message="the unread fetch body was never given up on")
         await page.locator("#pw2").press_sequentially("SECRETPIN321")  # unreported typing into a password field
         async with rec.action({"type": "press", "target": "#pw2", "value": "Enter"}):
             await page.press("#pw2", "Enter")  # a GET form: ?pin=<secret> in the URL
