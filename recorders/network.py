@@ -14,16 +14,23 @@ is open. The same session's `Network.dataReceived` events tell a body still arri
 A body that still cannot be read (nothing of it arrived for `body_timeout_ms` before it finished, its page
 closed first, it was too large to keep) is archived as missing, never as an empty body: the response record carries
 `WARC-Rig-Missing: body not readable: <reason>` (and `WARC-Truncated`) and `missing_bodies` counts it.
+
+A PDF opened as a page is the exception: Chromium's PDF viewer takes the response over, and a body read after
+that (a busy machine reads late) is the viewer's HTML, not the PDF. So the same sessions pause each document's
+response (CDP `Fetch`, response stage) and read a PDF's bytes before letting it on (`pdf_body`); the archive and
+the tools (`web_fetch`, `pdf_read`) take those.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from http import HTTPStatus
-from urllib.parse import urlsplit
+from urllib.parse import urldefrag, urlsplit
 
 from loguru import logger
 from playwright.async_api import (
@@ -37,6 +44,7 @@ from playwright.async_api import (
 from playwright.async_api import Error as PlaywrightError
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_fixed
 
+from recorders.background import spawn
 from recorders.redact import Redactor
 from recorders.warc import Exchange, WarcArchive
 
@@ -48,6 +56,9 @@ _CLOSE_TRANSFER_S = 8.0  # at close, finished bodies still being read get this m
 _READ_ATTEMPTS, _READ_RETRY_S = 3, 0.05  # a failed body read is tried again this often, this far apart
 _KEPT_TOTAL_BYTES = 200_000_000  # the bodies a page's browser-side store holds at most (the oldest go first)
 _REASON_CHARS = 200
+_KEPT_PDFS = 16  # the latest PDF documents whose bytes are kept (`pdf_body`)
+#: Every document's response pauses on the recorder's sessions so that a PDF's bytes are read before its viewer.
+_DOCUMENT_RESPONSES = {"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"}]}
 
 
 def missing_reason(why: str) -> str:
@@ -78,6 +89,8 @@ class NetworkCapture:
         self._ended = asyncio.Event()  # set whenever a waited-for request ends
         self._sessions: list[CDPSession] = []  # the sessions keeping bodies (`keep_bodies`)
         self._kept: dict[Frame, str] = {}  # out-of-process frames kept, by the origin they were kept for
+        self._pdfs: OrderedDict[str, bytes] = OrderedDict()  # URL (no fragment) -> the PDF document's bytes
+        self._pausing: set[asyncio.Task[None]] = set()  # answers to paused document responses
         self.last_activity = time.monotonic()
         #: The response record id of each frame's current document.
         self.documents: dict[Frame, str] = {}
@@ -136,6 +149,36 @@ class NetworkCapture:
                 await cdp.detach()
             return
         self._sessions.append(cdp)
+        cdp.on("Fetch.requestPaused", lambda p: spawn(self._pausing, self._document_response(cdp, p)))
+        with contextlib.suppress(PlaywrightError):
+            await cdp.send("Fetch.enable", _DOCUMENT_RESPONSES)
+
+    def pdf_body(self, url: str) -> bytes | None:
+        """The bytes of the latest PDF document loaded from `url` (any fragment), read before its viewer took the
+        response over; None when none was (not a PDF, not loaded in a page with a session of the recorder's)."""
+        return self._pdfs.get(urldefrag(url)[0])
+
+    async def _document_response(self, cdp: CDPSession, paused: dict) -> None:
+        """A document's response is paused: keep a PDF's bytes (`pdf_body`), then let the response on."""
+        rid = paused["requestId"]
+        try:
+            heads = {h["name"].lower(): h["value"] for h in paused.get("responseHeaders") or ()}
+            status = paused.get("responseStatusCode") or 0
+            length = heads.get("content-length", "").strip()
+            small = not length.isdigit() or int(length) <= self._max_body  # a larger one is archived truncated
+            if 200 <= status < 300 and "pdf" in heads.get("content-type", "").lower() and small:
+                got = await cdp.send("Fetch.getResponseBody", {"requestId": rid})
+                body = base64.b64decode(got["body"]) if got.get("base64Encoded") else got["body"].encode()
+                url = urldefrag(paused["request"]["url"])[0]
+                self._pdfs.pop(url, None)
+                self._pdfs[url] = body
+                while len(self._pdfs) > _KEPT_PDFS:
+                    self._pdfs.popitem(last=False)
+        except PlaywrightError as exc:
+            logger.debug("recorders: a PDF's bytes could not be read before its viewer: {}", _first_line(exc))
+        finally:
+            with contextlib.suppress(PlaywrightError):
+                await cdp.send("Fetch.continueRequest", {"requestId": rid})
 
     def _received(self, url: str | None) -> None:
         if url is not None:
@@ -217,6 +260,10 @@ class NetworkCapture:
         no body once nothing of it arrived for `body_timeout_s` (a stream that stalls forever); one still arriving,
         or finished loading and being read (a 10 MB body takes seconds on a busy machine), is waited for up to
         `_TRANSFER_S` in all. A failed read is retried while the page is open."""
+
+        if response.request.resource_type == "document" and "pdf" in response.headers.get("content-type", "").lower():
+            if (pdf := self.pdf_body(response.url)) is not None:
+                return pdf, None, None  # read before the viewer took it over (a later read gets the viewer)
 
         def retry(exc: BaseException) -> bool:
             return isinstance(exc, PlaywrightError) and not _page_closed(response)

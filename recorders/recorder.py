@@ -161,6 +161,11 @@ class Recorder:
         body that never finished within `body_timeout_ms`, or could not be read at all. Complete after `close()`."""
         return self._net.missing_bodies
 
+    def pdf_body(self, url: str) -> bytes | None:
+        """The bytes the archive holds of the latest PDF opened as a page from `url` (read before Chromium's PDF
+        viewer took the response over: a later `Response.body()` may give the viewer's HTML); None if there is none."""
+        return self._net.pdf_body(url)
+
     @property
     def trajectory_path(self) -> Path:
         """The episode's trajectory.jsonl."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fpdf import FPDF
 from playwright.async_api import Response
 from waiting import wait_until
 from warcio.archiveiterator import ArchiveIterator
@@ -90,6 +91,38 @@ async def test_a_body_read_after_the_page_navigated_away_is_archived_whole(
     assert headers.get_header(MISSING_HEADER) is None and headers.get_header("WARC-Truncated") is None
     assert http.get_header("Content-Length") == str(len(body))
     assert rec.last_step is not None and rec.last_step.url == f"{pages_url}/page2.html"
+
+
+def _pdf(text: str) -> bytes:
+    doc = FPDF()
+    doc.add_page()
+    doc.set_font("helvetica", size=14)
+    doc.cell(text=text)
+    return bytes(doc.output())
+
+
+async def test_a_pdf_opened_as_a_page_is_archived_as_the_pdf_not_its_viewer(
+    context, page, pages_server, pages_url, tmp_path, monkeypatch
+):
+    """Chromium's PDF viewer takes a PDF page's response over: a body read once the viewer is up (a late recorder)
+    can be the viewer's HTML. The recorder reads a PDF's bytes while its response is paused, before the viewer."""
+    data = _pdf("Annual report")
+    pages_server.set_route("/report.pdf", lambda ex: ex.send(200, data, "application/pdf"))
+    shown = asyncio.Event()
+    read = slow_reads(monkeypatch, "/report.pdf", shown)  # a read of it would come only once the viewer is up
+    rec = await Recorder.attach(context, tmp_path / "ep")
+    async with rec.action({"type": "goto", "target": "/report.pdf#page=1", "value": None}):
+        response = await page.goto(f"{pages_url}/report.pdf#page=1")
+    shown.set()  # the page loaded: its document is the viewer's
+    assert response is not None
+    assert rec.pdf_body(f"{pages_url}/report.pdf") == rec.pdf_body(response.url) == data
+    await rec.close()
+
+    assert f"{pages_url}/report.pdf" not in read  # never read through Response.body
+    headers, http, body = responses(tmp_path / "ep" / "evidence.warc.gz")[f"{pages_url}/report.pdf"]
+    assert body == data and headers.get_header(MISSING_HEADER) is None
+    assert http.get_header("Content-Type") == "application/pdf"
+    assert rec.pdf_body(f"{pages_url}/page2.html") is None
 
 
 def check_warc(warc: Path) -> None:

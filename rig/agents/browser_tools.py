@@ -72,8 +72,12 @@ def web_url(url: str, base: str, where: str) -> str:
 class BrowserTools:
     """The Playwright-MCP-named tools on one episode's recorded browser context."""
 
-    def __init__(self, context: BrowserContext, page: Page, base_url: str, timeout_s: float = 15.0) -> None:
+    def __init__(self, context: BrowserContext, page: Page, base_url: str, timeout_s: float = 15.0,
+                 pdf_body: Callable[[str], bytes | None] | None = None) -> None:
         self.context, self.current, self.base_url = context, page, base_url
+        #: The bytes the recorder read of a PDF opened as a page (`Recorder.pdf_body`): Chromium's PDF viewer takes
+        #: the response over, and `Response.body()` may then give the viewer's HTML.
+        self.pdf_body = pdf_body
         self.timeout_ms = timeout_s * 1000
         self._fetch_page: Page | None = None
 
@@ -180,6 +184,9 @@ class BrowserTools:
             except PlaywrightError:
                 body = None
         fetched = Fetched(page.url, response.status if response else None, content_type, body, "", "")
+        if fetched.is_pdf and response is not None:
+            kept = self.pdf_body(response.url) if self.pdf_body is not None else None
+            fetched.body = kept if kept is not None else body if body and body.lstrip()[:5] == b"%PDF-" else None
         if not fetched.is_pdf:
             fetched.title = await _title(page)
             try:
