@@ -1,11 +1,11 @@
 // Page-side observer of the sgr-rig recorder (an init script; idempotent).
 // Reports user events, same-document navigations and typed secrets through the exposed binding,
-// tracks DOM quiet and when each visible change began rendering, and answers `collect(opts)`: the
+// tracks DOM quiet, and answers `collect(opts)`: the
 // whole retrieval state in one call, walking open shadow roots and same-origin iframes. Password
 // values never leave the page except as `secret` (kept in the recorder's memory for scrubbing,
 // never written).
 (() => {
-  const BINDING = "__sgrRecorderEvent", PAINT_BINDING = "__sgrRecorderPaint";
+  const BINDING = "__sgrRecorderEvent";
   // Once per document: a popup's window keeps its properties from its initial about:blank document
   // when it navigates to a same-origin page, so an observer left on the window may watch a dead document.
   if (window.__sgrRec && window.__sgrRec.document === document) return;
@@ -82,26 +82,8 @@
     };
   }
 
-  // ---- paints: when each visible change is rendered ---------------------------------------------------
-  // `changed`: the last DOM mutation, form edit or scroll. Each animation frame that renders a change is
-  // reported to the recorder with its frame time and the time its callbacks ran (see recorders/screens.py).
-  rec.changed = clock();
-  let rafPending = false;
-  const onFrame = (ts) => {
-    rafPending = false;
-    const report = window[PAINT_BINDING]; // the recorder's CDP binding: in order with its screencast frames
-    if (typeof report === "function") {
-      try { report(rec.changed + " " + (performance.timeOrigin + ts) + " " + clock()); } catch (e) {}
-    }
-  };
-  const changed = () => {
-    rec.changed = clock();
-    if (!rafPending) { rafPending = true; origRaf.call(W, onFrame); }
-  };
-  window.addEventListener("scroll", changed, { capture: true, passive: true });
-
   // ---- DOM quiet -------------------------------------------------------------------------------
-  const mo = new MutationObserver(() => { rec.lastMutation = clock(); changed(); });
+  const mo = new MutationObserver(() => { rec.lastMutation = clock(); });
   const watch = (root) => mo.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
   watch(document);
 
@@ -196,7 +178,6 @@
     return el.value;
   };
   const onEvent = (e) => {
-    if (e.type === "input" || e.type === "change") changed(); // a new value shows without a DOM mutation
     if (seen.has(e)) return;
     seen.add(e);
     const path = e.composedPath();
@@ -274,12 +255,10 @@
     visit(document);
 
     let last = rec.lastMutation, loading = document.readyState === "loading", work = rec.pending(opts.staleMs);
-    let latest = rec; // the observer (of this document or a same-origin frame) that saw the last visible change
     for (const root of roots) {
       if (root.nodeType !== 9 || root === document) continue;
       const r = root.defaultView && root.defaultView.__sgrRec;
       if (r && r.lastMutation > last) last = r.lastMutation;
-      if (r && r.changed > latest.changed) latest = r;
       if (r) work += r.pending(opts.staleMs);
       if (root.readyState === "loading") loading = true;
     }
@@ -322,8 +301,7 @@
       facts[name] = el ? (f.attribute ? el.getAttribute(f.attribute) : squash(el.innerText || el.textContent, 400)) : null;
     }
 
-    const out = { url: location.href, quiet, busy, controls, aria, facts, changed: latest.changed };
-    out.reports = typeof window[PAINT_BINDING] === "function"; // paints reach the recorder
+    const out = { url: location.href, quiet, busy, controls, aria, facts };
     if (opts.text) out.text = textOf(document, specials);
     if (opts.html) {
       const names = new Set((opts.secretNames || []).map((n) => n.toLowerCase()));

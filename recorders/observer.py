@@ -16,9 +16,6 @@ from recorders.redact import SECRET_PART
 
 #: The name of the binding the observer reports events through.
 BINDING = "__sgrRecorderEvent"
-#: The CDP binding the observer reports rendered changes through: `"<changed> <frame time> <callbacks ran>"`
-#: (page clock, ms since the epoch).
-PAINT_BINDING = "__sgrRecorderPaint"
 
 #: Tells the page a navigation it announced did not happen (a download, a failed or 204 navigation).
 STAYED = "window.__sgrRec ? (window.__sgrRec.unloading = 0) : 0"
@@ -55,10 +52,8 @@ async def collect(
     The page first runs the tasks already queued. `busy` says whether it still has work pending (short timers,
     animation frames, fetches and XHR younger than `stale_ms`, loading) or mutated meanwhile; `quiet` is the time
     since its last DOM mutation, or since `since_ms` (the page clock, ms since the epoch) when that is later (ms). When busy and quiet for less than `min_quiet_ms`, only `url`, `quiet`,
-    `busy` and `partial: true` come back. Else also `changed` (the page clock, ms since the epoch, of the last DOM
-    mutation, form edit or scroll) and `reports` (the page reports the animation frames rendering its changes
-    through `PAINT_BINDING`). None when the page is between documents, closed, or gave no answer within
-    `timeout_s` (a page stuck in a script: a 10 MB DOM answers in seconds).
+    `busy` and `partial: true` come back. None when the page is between documents, closed, or gave no answer
+    within `timeout_s` (a page stuck in a script: a 10 MB DOM answers in seconds).
     """
     opts = {
         "facts": facts,

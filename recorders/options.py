@@ -34,18 +34,18 @@ class RecorderOptions(BaseModel):
         description="scale the viewport image by this factor (0.625: 800x450 for a 1280x720 viewport, the size of a "
         "Playwright trace's screenshots; 1: full size)",
     )
-    screenshot_source: Literal["screencast", "dom"] = Field(
-        default="screencast",
-        description="where step images come from: frames of the tab's live screencast, chosen so that each shows its "
-        "step; or `dom`: none while recording (no screencast at all), each rendered afterwards from the step's "
+    screenshot_source: Literal["live", "dom"] = Field(
+        default="live",
+        description="where step images come from: `live`, a screenshot of each step taken while it is the page's "
+        "state (`recorders.screens`); or `dom`: none while recording, each rendered afterwards from the step's "
         "archived DOM snapshot and resources (`replay.render`, `rig render`), except a step whose page holds a canvas, "
         "video or plugin (no DOM shows those), which gets a screenshot at once",
     )
     screenshot_wait_ms: int = Field(
-        default=100,
+        default=3000,
         ge=0,
-        description="before an action, wait at most this long after the last step's change for a frame showing it "
-        "(0: never; a state the next action replaces within a frame or two may then be pictured by the one before)",
+        description="before an action, wait at most this long for the screenshot of the step before it (a live "
+        "image; 0: never, and a step the next action follows within half a second then has no image)",
     )
     network_quiet_ms: int = Field(default=50, ge=0, description="no request in flight for this long")
     dom_quiet_ms: int = Field(default=50, ge=0, description="no DOM mutation for this long")

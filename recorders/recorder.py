@@ -5,8 +5,8 @@ the network), so steps are written whoever drives the browser. A driver that rep
 each one in `rec.action(info)`: everything observed meanwhile becomes ONE step with `source: agent`.
 Anything else becomes `source: observed` steps, one per burst of events.
 
-A step's line is written as soon as the page settled; its JPEG (`screens/NNNN.jpg`, named in the line) comes
-from the tab's screencast and is written shortly after, once the next action began (see `screens`). So after
+A step's line is written as soon as the page settled; its JPEG (`screens/NNNN.jpg`, named in the line) is a
+screenshot taken while the step is the page's state, written shortly after (see `screens`). So after
 a crash (SIGKILL) every line still parses, but the image of the last step or two may be missing. An image always
 shows its step's state: a step the page left before any image of it could be taken has none.
 """
@@ -37,7 +37,7 @@ from recorders.models import Action, RecordingTime, Step
 from recorders.network import NetworkCapture
 from recorders.options import RecorderOptions
 from recorders.redact import REDACTED, Redactor
-from recorders.screens import Screencast
+from recorders.screens import StepShots
 from recorders.steps import StepWriter, Tab
 from recorders.trajectory import TrajectoryWriter
 from recorders.warc import Resource, WarcArchive, new_record_id
@@ -206,8 +206,8 @@ class Recorder:
         tab = Tab(page, index=len(self._tabs))
         self._tabs[page] = tab
         spawn(self._tasks, self._net.keep_bodies(self.context, page))
-        if self.options.screenshots != "off" and self.options.screenshot_source == "screencast":
-            tab.screen = asyncio.get_running_loop().create_task(self._screencast(page))
+        if self.options.screenshots != "off" and self.options.screenshot_source == "live":
+            tab.screen = asyncio.get_running_loop().create_task(self._step_shots(page))
         page.on("framenavigated", lambda frame: self._on_navigated(tab, frame))
         page.on("download", lambda _: self._stayed(page.main_frame))
         page.on("close", lambda _: self._on_close(tab))
@@ -215,20 +215,16 @@ class Recorder:
         if page.url not in ("", "about:blank"):  # a popup may have committed its first navigation already
             self._on_event(tab, {"type": "navigate", "value": page.url})
 
-    async def _screencast(self, page: Page) -> Screencast | None:
+    async def _step_shots(self, page: Page) -> StepShots | None:
         try:
-            cast = Screencast(await self.context.new_cdp_session(page))
+            cdp = await self.context.new_cdp_session(page)
         except PlaywrightError:
             return None  # not Chromium, or the page closed: screenshots fall back to Playwright's
-        try:
-            await cast.start(page, self.options.jpeg_quality, self.options.screenshot_scale)
-        except PlaywrightError:
-            cast.visible = False  # no frames will come: each step takes a screenshot
-        return cast
+        return StepShots(cdp, page, self.options.jpeg_quality, self.options.screenshot_scale)
 
     def _on_close(self, tab: Tab) -> None:
         if (cast := tab.started()) is not None:
-            cast.end(time.time(), last=True)  # nothing more to see: its last image comes from the frames it sent
+            cast.end(time.time())  # nothing more to see
         if self._active is tab:
             self._active = next((t for t in reversed(self._tabs.values()) if not t.page.is_closed()), None)
 
@@ -410,7 +406,7 @@ class Recorder:
         finally:
             self._flush.clear()
 
-    def _casts(self) -> list[Screencast]:
+    def _casts(self) -> list[StepShots]:
         return [cast for tab in self._tabs.values() if (cast := tab.started()) is not None]
 
     def _tab_for(self, page: Any, events: list[_Event]) -> Tab:

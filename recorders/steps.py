@@ -27,21 +27,21 @@ _BUSY_POLL_S = 0.01  # a page with work pending is asked again this soon
 
 @dataclass
 class Tab:
-    """A page of the recorded context, in opening order, with its screencast and last image."""
+    """A page of the recorded context, in opening order, with its step images and last image."""
 
     page: Page
     index: int
-    screen: asyncio.Task[screens.Screencast | None] | None = None
+    screen: asyncio.Task[screens.StepShots | None] | None = None
     steps: int = 0
     shot_hash: str | None = None
     shot_path: str | None = None
 
-    async def screencast(self) -> screens.Screencast | None:
-        """The tab's screencast (None off Chromium, or with screenshots off)."""
+    async def shots(self) -> screens.StepShots | None:
+        """The tab's step images (None off Chromium, or with screenshots off)."""
         return await self.screen if self.screen is not None else None
 
-    def started(self) -> screens.Screencast | None:
-        """The tab's screencast if it has started."""
+    def started(self) -> screens.StepShots | None:
+        """The tab's step images, once they are set up."""
         task = self.screen
         if task is None or not task.done() or task.cancelled() or task.exception() is not None:
             return None
@@ -148,7 +148,7 @@ class StepWriter:
             if late and (raw is None or raw.get("partial")):  # still navigating (a refresh loop) or unresponsive
                 logger.debug("recorders: the page did not come back within max_settle_ms: a step with its URL only")
                 url = raw["url"] if raw else tab.page.url
-                return {"url": url, "changed": time.time() * 1000, "reports": False}, False
+                return {"url": url}, False
             if self.net.inflight > 0:
                 await self.net.wait_idle(deadline - time.monotonic())
                 continue
@@ -156,7 +156,7 @@ class StepWriter:
             await asyncio.sleep(max(0.005, min(wait, deadline - time.monotonic())))
 
     async def _image(self, tab: Tab, n: int, dom_hash: str, raw: dict[str, Any], observed: bool) -> str | None:
-        """The step's image path, per `options.screenshots`: a screencast frame written later, with
+        """The step's image path, per `options.screenshots`: a screenshot written later, with
         `screenshot_source: dom` an image rendered from the DOM snapshot after the episode (none is written now),
         else a screenshot now.
 
@@ -171,9 +171,9 @@ class StepWriter:
         if o.screenshot_source == "dom" and not raw.get("live") and raw.get("html") is not None:
             tab.shot_hash, tab.shot_path = dom_hash, rel  # rendered after the episode from the DOM snapshot
             return rel
-        cast = await tab.screencast()
-        if cast is not None and cast.visible:
-            due = cast.due(self.out_dir / rel, raw["changed"] / 1000, raw["reports"])
+        cast = await tab.shots()
+        if cast is not None:
+            due = cast.due(self.out_dir / rel)
             if observed and o.screenshot_wait_ms and not await cast.picture(due, o.screenshot_wait_ms / 1000):
                 cast.drop(due)
                 tab.shot_hash, tab.shot_path = dom_hash, None

@@ -35,8 +35,8 @@ app.add_typer(tasks_app, name="tasks")
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
-STEP_IMAGES_HELP = ("where step images come from: screencast (live frames, each showing its step), dom (none while "
-                    "recording: `rig render` draws them later from the archived DOM snapshots) or off")
+STEP_IMAGES_HELP = ("where step images come from: live (a screenshot of each step while it is the page's state), "
+                    "dom (none while recording: `rig render` draws them later from the archived DOM snapshots) or off")
 
 
 @app.callback()
@@ -110,7 +110,7 @@ def record(
     ignore_https_errors: bool = typer.Option(False, "--ignore-https-errors", help="accept self-signed certificates"),
     rate_limit: float = typer.Option(4.0, "--rate-limit", help="live: requests a second per host at most (0: none)"),
     max_per_host: int = typer.Option(4, "--max-per-host", help="live: requests in flight per host at most (0: none)"),
-    step_images: str = typer.Option("screencast", "--step-images", help=STEP_IMAGES_HELP),
+    step_images: str = typer.Option("live", "--step-images", help=STEP_IMAGES_HELP),
 ) -> None:
     """Run one action script in a recorded browser; write an episode directory."""
     import asyncio
@@ -162,7 +162,7 @@ def run(
     ignore_https_errors: bool = typer.Option(False, "--ignore-https-errors", help="accept self-signed certificates"),
     rate_limit: float = typer.Option(4.0, "--rate-limit", help="live: requests a second per host at most (0: none)"),
     max_per_host: int = typer.Option(4, "--max-per-host", help="live: requests in flight per host at most (0: none)"),
-    step_images: str = typer.Option("screencast", "--step-images", help=STEP_IMAGES_HELP),
+    step_images: str = typer.Option("live", "--step-images", help=STEP_IMAGES_HELP),
 ) -> None:
     """Run episodes of tasks: one episode directory per (task, variant, agent, trial)."""
     from rig.agents.base import Budget

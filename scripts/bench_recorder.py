@@ -228,7 +228,7 @@ CONDITIONS: dict[str, tuple[str, RecorderOptions | None]] = {
     ),
     "recording defaults (JPEG when the DOM changed)": ("record", RecorderOptions()),
     "full recording, full-size JPEG (1280x720)": ("record", RecorderOptions(screenshots="every", screenshot_scale=1)),
-    "full recording, no wait for frames (screenshot_wait_ms=0)": (
+    "full recording, no wait for the screenshot (screenshot_wait_ms=0)": (
         "record",
         RecorderOptions(screenshots="every", screenshot_wait_ms=0),
     ),

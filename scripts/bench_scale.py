@@ -1,7 +1,7 @@
 """Benchmark scale: episodes per hour and peak memory at concurrency 1, 2, 4 and 8, and grading throughput.
 
     .venv/bin/python scripts/bench_scale.py [--levels 1,2,4,8] [--repeats 3] [--tasks all] [--out DIR] [--json]
-        [--doc docs/benchmarks.md] [--step-images screencast|dom|off]
+        [--doc docs/benchmarks.md] [--step-images live|dom|off]
 
 In one run: the bundled sites are served once, in their own process (data loaded before timing starts); then,
 in each of `--repeats` rounds, every concurrency level in turn (interleaved, so a change in the machine's load
@@ -196,7 +196,7 @@ def _median_level(c: int, runs: list[dict[str, Any]], speedups: list[float]) -> 
 
 
 def bench(levels: list[int], tasks: list[str], out: Path, repeats: int = 3,
-          step_images: str = "screencast") -> dict[str, Any]:
+          step_images: str = "live") -> dict[str, Any]:
     """Run every level in interleaved rounds, the frozen run and the grading timings."""
     result: dict[str, Any] = {"cpus": os.cpu_count(), "load_before": os.getloadavg()[0], "tasks": len(tasks),
                               "repeats": repeats, "step_images": step_images, "levels": []}
@@ -239,7 +239,7 @@ def table(r: dict[str, Any], command: str) -> str:
     per_context = ((lv[-1]["peak_pss_mb"] - lv[0]["peak_pss_mb"]) / (lv[-1]["concurrency"] - lv[0]["concurrency"])
                    if len(lv) > 1 else 0)
     bad = dict(sum((Counter({k: v for k, v in x["statuses"].items() if k != "ok"}) for x in [*lv, f]), Counter()))
-    images = ("live screencast step images" if r["step_images"] == "screencast" else
+    images = ("live step images" if r["step_images"] == "live" else
               "no step images while recording (`--step-images dom`: `rig render` draws them later)"
               if r["step_images"] == "dom" else "no step images")
     return "\n".join([
@@ -262,7 +262,7 @@ def table(r: dict[str, Any], command: str) -> str:
 
 def section_heading(step_images: str) -> str:
     """The docs/benchmarks.md heading of a run with these step images (each mode has a section of its own)."""
-    return SECTION if step_images == "screencast" else SECTION.replace("## Scale", f"## Scale, --step-images {step_images}")
+    return SECTION if step_images == "live" else SECTION.replace("## Scale", f"## Scale, --step-images {step_images}")
 
 
 def _bottleneck(x: dict[str, Any]) -> str:
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="keep the runs here (default: a temporary directory)")
     ap.add_argument("--json", action="store_true", help="print the raw figures as JSON")
     ap.add_argument("--doc", type=Path, default=None, help="write the section into this Markdown file")
-    ap.add_argument("--step-images", choices=STEP_IMAGES, default="screencast",
+    ap.add_argument("--step-images", choices=STEP_IMAGES, default="live",
                     help="where the recorded step images come from (rig run --step-images)")
     args = ap.parse_args(argv)
     logger.remove()

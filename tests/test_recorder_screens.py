@@ -1,8 +1,9 @@
-"""Step images from the screencast: each step's JPEG shows that step's state, never the next action's nor the
-previous one's; a step ended by an event nothing could hold back, before any image of it came, has none."""
+"""Step images: each step's JPEG shows that step's state, never the next action's nor the previous one's; a step
+ended by an event nothing could hold back, before its screenshot came back, has none."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -10,9 +11,8 @@ from typing import Any
 from PIL import Image
 from test_recorder import wait_steps
 
+import recorders.screens
 from recorders import Recorder, RecorderOptions, read_trajectory
-from recorders.background import spawn
-from recorders.screens import Screencast
 
 #: The colours of tests/pages/colours.html, state n showing COLOURS[n % 10] over the whole viewport.
 COLOURS = [
@@ -67,8 +67,8 @@ async def test_each_step_image_shows_its_state_not_the_next_actions(context, pag
 
     steps = read_trajectory(tmp_path / "ep" / "trajectory.jsonl")
     assert len(steps) == len(expected) and all(s.screenshot == f"screens/{s.step:04d}.jpg" for s in steps)
-    # The agent steps the person's clicks ended right away: when no frame of them had come (a busy machine drops
-    # and delays frames) nothing could be pictured in time, and they have no image rather than a wrong one.
+    # The agent steps the person's clicks ended right away: when their screenshot was not back by then (a busy
+    # machine), nothing could be pictured in time, and they have no image rather than a wrong one.
     unheld = {len(expected) - 4, len(expected) - 2}
     got = [shown(f.read_bytes()) if (f := tmp_path / "ep" / s.screenshot).exists() else None for s in steps]
     assert all(g is not None or n in unheld for n, g in enumerate(got)), got
@@ -78,14 +78,17 @@ async def test_each_step_image_shows_its_state_not_the_next_actions(context, pag
     assert [s.action.source for s in steps[-3:]] == ["observed", "agent", "observed"]
 
 
-async def test_steps_are_pictured_without_frames_or_get_no_image(context, page, pages_url, tmp_path, monkeypatch):
-    """No screencast frame arrives (all dropped, as a busy machine may): every step still gets an image of its
-    own state (a screenshot while it is the page's state), or, ended by an event first, none at all."""
+async def test_slow_screenshots_picture_their_own_step_or_none(context, page, pages_url, tmp_path, monkeypatch):
+    """Every screenshot takes 0.3 s to come back (a busy machine): each step still gets an image of its own state
+    (the next action waits for it), or, ended by a person's input first, none at all."""
+    capture = recorders.screens.capture_jpeg
 
-    def drop_frames(self: Screencast, params: dict[str, Any]) -> None:
-        spawn(self._tasks, self.cdp.send("Page.screencastFrameAck", {"sessionId": params["sessionId"]}))
+    async def slow(*args: Any) -> bytes | None:
+        jpeg = await capture(*args)
+        await asyncio.sleep(0.3)
+        return jpeg
 
-    monkeypatch.setattr(Screencast, "_on_frame", drop_frames)
+    monkeypatch.setattr(recorders.screens, "capture_jpeg", slow)
     rec = await Recorder.attach(
         context, tmp_path / "ep", options=RecorderOptions(screenshots="every", observe_idle_ms=100)
     )

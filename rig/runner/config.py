@@ -51,9 +51,9 @@ class RunConfig:
         """The run's network settings (InputError naming a bad `--resolve`)."""
         return Network.of(self.live, self.resolve, self.ignore_https_errors, self.politeness,
                           frozen=self.frozen is not None)
-    #: Where step images come from (`rig.step_images`): the live screencast, DOM snapshots drawn later by
+    #: Where step images come from (`rig.step_images`): live screenshots, DOM snapshots drawn later by
     #: `rig render`, or none.
-    step_images: StepImages = "screencast"
+    step_images: StepImages = "live"
     #: The `cli` agent's command (a shell command line run against the episode's MCP tool server).
     command: str | None = None
 
@@ -68,7 +68,7 @@ class RunConfig:
         if not self.agents:
             raise InputError("--agent", None, "give at least one agent")
         recorder_options(self.step_images)  # InputError for a mode that is not one
-        if self.step_images != "screencast" and self.executor == "ray":
+        if self.step_images != "live" and self.executor == "ray":
             raise InputError("--step-images", None, "the ray executor records with the recorder's defaults: drop "
                                                     "--step-images or run with --executor local")
         if self.executor not in ("local", "ray"):
