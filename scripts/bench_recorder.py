@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> None:
         cpu = f"{r['cpu_s']:.2f} | {r['cpu_overhead_pct']:+.1f}%" if r["cpu_s"] is not None else "- | -"
         print(f"| {r['condition']} | {r['median_s']:.3f} | {r['overhead_pct']:+.1f}% | {cpu} | {size} |")
     print("\nWhere the recorder held the script up (medians, ms per step):\n")
-    print("| condition | settling and reading state | waiting for the step's frame |")
+    print("| condition | settling and reading state | waiting for the step's screenshot |")
     print("|---|---:|---:|")
     for r in rows:
         if r["settle_ms_per_step"] is not None:
