@@ -8,12 +8,13 @@ from functools import partial
 from typing import Any
 
 
-def spawn(tasks: set[asyncio.Task[Any]], work: Coroutine[Any, Any, Any]) -> None:
+def spawn(tasks: set[asyncio.Task[Any]], work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
     """Run `work` in the background, referenced from `tasks` until it is done; its error, if any, is dropped
-    (the page it was for went away: there is nothing left to tell)."""
+    (the page it was for went away: there is nothing left to tell). Returns its task."""
     task = asyncio.get_running_loop().create_task(work)
     tasks.add(task)
     task.add_done_callback(partial(_forget, tasks))
+    return task
 
 
 def _forget(tasks: set[asyncio.Task[Any]], task: asyncio.Task[Any]) -> None:

@@ -57,6 +57,8 @@ _READ_ATTEMPTS, _READ_RETRY_S = 3, 0.05  # a failed body read is tried again thi
 _KEPT_TOTAL_BYTES = 200_000_000  # the bodies a page's browser-side store holds at most (the oldest go first)
 _REASON_CHARS = 200
 _KEPT_PDFS = 16  # the latest PDF documents whose bytes are kept (`pdf_body`)
+#: What a PDF page's body read once the viewer took it over begins with (Chromium's viewer wrapper page).
+_VIEWER, _VIEWER_WITHIN = b'<template shadowrootmode="closed">', 1024
 #: Every document's response pauses on the recorder's sessions so that a PDF's bytes are read before its viewer.
 _DOCUMENT_RESPONSES = {"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"}]}
 
@@ -153,6 +155,19 @@ class NetworkCapture:
         with contextlib.suppress(PlaywrightError):
             await cdp.send("Fetch.enable", _DOCUMENT_RESPONSES)
 
+    def _viewer_made(self, request: Request, response: Response | None) -> bool:
+        """Whether this is the exchange Chromium's PDF viewer makes up for its inner document: a child frame of a
+        PDF page loading the PDF's URL, answered in the browser with the viewer's HTML. Not the server's answer,
+        so not evidence: it is not archived."""
+        if response is None or request.resource_type != "document" or self.pdf_body(request.url) is None:
+            return False
+        if "pdf" in response.headers.get("content-type", "").lower():
+            return False
+        try:
+            return request.frame.parent_frame is not None
+        except PlaywrightError:
+            return False
+
     def pdf_body(self, url: str) -> bytes | None:
         """The bytes of the latest PDF document loaded from `url` (any fragment), read before its viewer took the
         response over; None when none was (not a PDF, not loaded in a page with a session of the recorder's)."""
@@ -208,6 +223,8 @@ class NetworkCapture:
         if self._waiting.pop(request, None) is not None:
             self._ended.set()
         self.last_activity = time.monotonic()
+        if self._viewer_made(request, response):
+            return
         if response is not None and request.is_navigation_request():
             rid = self._archive.new_id()
             with contextlib.suppress(PlaywrightError):
@@ -261,9 +278,10 @@ class NetworkCapture:
         or finished loading and being read (a 10 MB body takes seconds on a busy machine), is waited for up to
         `_TRANSFER_S` in all. A failed read is retried while the page is open."""
 
-        if response.request.resource_type == "document" and "pdf" in response.headers.get("content-type", "").lower():
-            if (pdf := self.pdf_body(response.url)) is not None:
-                return pdf, None, None  # read before the viewer took it over (a later read gets the viewer)
+        ctype = response.headers.get("content-type", "").lower()
+        pdf_page = response.request.resource_type == "document" and "pdf" in ctype
+        if pdf_page and (pdf := self.pdf_body(response.url)) is not None:
+            return pdf, None, None  # read before the viewer took it over (a later read gets the viewer)
 
         def retry(exc: BaseException) -> bool:
             return isinstance(exc, PlaywrightError) and not _page_closed(response)
@@ -300,6 +318,9 @@ class NetworkCapture:
                 else:
                     why = f"not finished: nothing arrived for {self._body_timeout:g} s"
                 return b"", "time", missing_reason(why)
+            if pdf_page and _VIEWER in reading.result()[:_VIEWER_WITHIN]:
+                return b"", "unspecified", missing_reason("a PDF opened as a page was read only once Chromium's viewer "
+                                                          "had taken its response over")
             return reading.result(), None, None
         except PlaywrightError as exc:
             return b"", "unspecified", missing_reason(self._redactor.text(_first_line(exc)))

@@ -99,6 +99,7 @@ class Recorder:
         self._closed = False
         self._handlers: list[tuple[str, Callable[..., Any]]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._watched: dict[Page, asyncio.Task[Any]] = {}  # each page's CDP session of the recorder's, being set up
         self._image_wait_s = 0.0
 
     @classmethod
@@ -161,6 +162,15 @@ class Recorder:
         body that never finished within `body_timeout_ms`, or could not be read at all. Complete after `close()`."""
         return self._net.missing_bodies
 
+    async def watching(self, page: Page) -> None:
+        """Wait (at most 10 s) until the recorder watches `page` through a CDP session of its own: its
+        response bodies kept past navigations, a PDF's bytes read before its viewer. A driver that opens a page and
+        loads a URL in it at once awaits this in between, or that first response may come before the session."""
+        task = self._watched.get(page)
+        if task is not None and not task.done():
+            with suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(task), _CLOSE_TIMEOUT_S)
+
     def pdf_body(self, url: str) -> bytes | None:
         """The bytes the archive holds of the latest PDF opened as a page from `url` (read before Chromium's PDF
         viewer took the response over: a later `Response.body()` may give the viewer's HTML); None if there is none."""
@@ -205,7 +215,7 @@ class Recorder:
     def _add_page(self, page: Page) -> None:
         tab = Tab(page, index=len(self._tabs))
         self._tabs[page] = tab
-        spawn(self._tasks, self._net.keep_bodies(self.context, page))
+        self._watched[page] = spawn(self._tasks, self._net.keep_bodies(self.context, page))
         if self.options.screenshots != "off" and self.options.screenshot_source == "live":
             tab.screen = asyncio.get_running_loop().create_task(self._step_shots(page))
         page.on("framenavigated", lambda frame: self._on_navigated(tab, frame))

@@ -73,11 +73,14 @@ class BrowserTools:
     """The Playwright-MCP-named tools on one episode's recorded browser context."""
 
     def __init__(self, context: BrowserContext, page: Page, base_url: str, timeout_s: float = 15.0,
-                 pdf_body: Callable[[str], bytes | None] | None = None) -> None:
+                 pdf_body: Callable[[str], bytes | None] | None = None,
+                 watching: Callable[[Page], Awaitable[None]] | None = None) -> None:
         self.context, self.current, self.base_url = context, page, base_url
         #: The bytes the recorder read of a PDF opened as a page (`Recorder.pdf_body`): Chromium's PDF viewer takes
         #: the response over, and `Response.body()` may then give the viewer's HTML.
         self.pdf_body = pdf_body
+        #: Waits until the recorder watches a new page (`Recorder.watching`): the fetch tab loads a URL at once.
+        self.watching = watching
         self.timeout_ms = timeout_s * 1000
         self._fetch_page: Page | None = None
 
@@ -199,6 +202,8 @@ class BrowserTools:
         """The tab `web_fetch` and `pdf_read` load pages in (opened on first use)."""
         if self._fetch_page is None or self._fetch_page.is_closed():
             self._fetch_page = await self.context.new_page()
+            if self.watching is not None:
+                await self.watching(self._fetch_page)
             if self.current.is_closed():
                 self.current = self._fetch_page
             else:

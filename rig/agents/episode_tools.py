@@ -41,7 +41,8 @@ class EpisodeTools:
 
     def __init__(self, env: EpisodeEnv, limits: ToolLimits | None = None) -> None:
         self.env, self.limits = env, limits or ToolLimits()
-        self.browser = BrowserTools(env.context, env.page, env.sites_url, pdf_body=env.recorder.pdf_body)
+        self.browser = BrowserTools(env.context, env.page, env.sites_url, pdf_body=env.recorder.pdf_body,
+                                    watching=env.recorder.watching)
         #: Set by `final_answer`: the parsed answer, or the reason it held no table.
         self.finished: asyncio.Future[Answer | ParseFailure] = asyncio.get_running_loop().create_future()
         self._pdfs: dict[str, bytes] = {}
