@@ -63,6 +63,11 @@ _VIEWER, _VIEWER_WITHIN = b'<template shadowrootmode="closed">', 1024
 _DOCUMENT_RESPONSES = {"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Response"}]}
 
 
+def _is_pdf(content_type: str) -> bool:
+    """Whether a response's content type says PDF."""
+    return "pdf" in content_type.lower()
+
+
 def missing_reason(why: str) -> str:
     """The `WARC-Rig-Missing` value for a body that could not be read: one line, bounded."""
     line = " ".join(why.split())
@@ -161,7 +166,7 @@ class NetworkCapture:
         so not evidence: it is not archived."""
         if response is None or request.resource_type != "document" or self.pdf_body(request.url) is None:
             return False
-        if "pdf" in response.headers.get("content-type", "").lower():
+        if _is_pdf(response.headers.get("content-type", "")):
             return False
         try:
             return request.frame.parent_frame is not None
@@ -181,7 +186,7 @@ class NetworkCapture:
             status = paused.get("responseStatusCode") or 0
             length = heads.get("content-length", "").strip()
             small = not length.isdigit() or int(length) <= self._max_body  # a larger one is archived truncated
-            if 200 <= status < 300 and "pdf" in heads.get("content-type", "").lower() and small:
+            if 200 <= status < 300 and _is_pdf(heads.get("content-type", "")) and small:
                 got = await cdp.send("Fetch.getResponseBody", {"requestId": rid})
                 body = base64.b64decode(got["body"]) if got.get("base64Encoded") else got["body"].encode()
                 url = urldefrag(paused["request"]["url"])[0]
@@ -278,8 +283,7 @@ class NetworkCapture:
         or finished loading and being read (a 10 MB body takes seconds on a busy machine), is waited for up to
         `_TRANSFER_S` in all. A failed read is retried while the page is open."""
 
-        ctype = response.headers.get("content-type", "").lower()
-        pdf_page = response.request.resource_type == "document" and "pdf" in ctype
+        pdf_page = response.request.resource_type == "document" and _is_pdf(response.headers.get("content-type", ""))
         if pdf_page and (pdf := self.pdf_body(response.url)) is not None:
             return pdf, None, None  # read before the viewer took it over (a later read gets the viewer)
 

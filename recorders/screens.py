@@ -110,7 +110,6 @@ class StepShots:
                 jpeg = await capture_jpeg(*self._shot, self.cdp, min(timeout_s, _SHOT_TIMEOUT_S))
                 if jpeg is not None and (due.until is None or time.time() <= due.until):
                     due.jpeg = jpeg
-                    due.wake.set()
         return due.jpeg is not None
 
     def end(self, until: float) -> None:

@@ -180,9 +180,7 @@ class StepWriter:
                 return None
         else:
             try:
-                jpeg = await screens.capture_jpeg(
-                    tab.page, o.jpeg_quality, o.screenshot_scale, cast.cdp if cast else None
-                )
+                jpeg = await screens.capture_jpeg(tab.page, o.jpeg_quality, o.screenshot_scale, None)
             except PlaywrightError:
                 jpeg = None
             if jpeg is None:  # the page went away, or rendered no frame in time

@@ -102,21 +102,18 @@ def resolver_rules(local_only: bool, mappings: Sequence[HostMapping] = ()) -> st
     return " , ".join(rules) or None
 
 #: For runs that must reach nothing outside their rules (frozen, allow-listed, replayed): WebRTC sends no UDP except
-#: through a proxy, and none is set, so no STUN/TURN packet leaves even from a frame the init script that blocks
-#: peer connections (`replay.route.NO_UNROUTED_CHANNELS`) did not reach. It does not stop TURN over TCP: that script does.
+#: through a proxy, and none that carries UDP is set (archive-only browsers set an HTTP one), so no STUN/TURN packet
+#: leaves even from a frame the init script that blocks peer connections (`replay.route.NO_UNROUTED_CHANNELS`) did
+#: not reach. It does not stop TURN over TCP: that script does.
 SEALED_FLAGS = ["--webrtc-ip-handling-policy=disable_non_proxied_udp"]
 
 
 @functools.cache
-def _refusing_port() -> int:
-    """A loopback port this process holds bound and never listens on: every connection to it is refused."""
+def _refusing_socket() -> socket.socket:
+    """A loopback port this process holds bound (the cache keeps it) and never listens on: connections are refused."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
-    _held.append(sock)
-    return sock.getsockname()[1]
-
-
-_held: list[socket.socket] = []
+    return sock
 
 
 def archive_only_flags() -> list[str]:
@@ -126,7 +123,7 @@ def archive_only_flags() -> list[str]:
     knows, as a page closes), and a loopback origin such as the frozen sites' is reachable whatever the host
     rules say. Here they all go to a proxy on a port the rig holds closed, loopback included, so they fail.
     """
-    return [f"--proxy-server=http://127.0.0.1:{_refusing_port()}", "--proxy-bypass-list=<-loopback>"]
+    return [f"--proxy-server=http://127.0.0.1:{_refusing_socket().getsockname()[1]}", "--proxy-bypass-list=<-loopback>"]
 
 
 def chromium_path() -> str | None:
