@@ -29,6 +29,7 @@ from urllib.parse import urldefrag, urlsplit
 from loguru import logger
 from playwright.async_api import Browser, Page, Route
 from playwright.async_api import Error as PlaywrightError
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_fixed
 from warcio.archiveiterator import ArchiveIterator
 
 from replay.index import CAPTURE_HEADER, STEP_HEADER, VIEW_HEADER, ArchiveIndex, load_index
@@ -166,8 +167,18 @@ class _Renderer:
         params: dict[str, Any] = {"format": "jpeg", "quality": self.quality, "optimizeForSpeed": True}
         if self.scale < 1:
             params["clip"] = {**vp, "scale": self.scale}
-        res = await self.cdp.send("Page.captureScreenshot", params)
+        # A busy machine's compositor may have no frame of a page just loaded yet: Chromium then answers "Unable to
+        # capture screenshot" at once; a moment later it has one.
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception(_no_frame_yet), stop=stop_after_attempt(4), wait=wait_fixed(0.25), reraise=True
+        ):
+            with attempt:
+                res = await self.cdp.send("Page.captureScreenshot", params)
         return base64.b64decode(res["data"])
+
+
+def _no_frame_yet(exc: BaseException) -> bool:
+    return isinstance(exc, PlaywrightError) and "Unable to capture screenshot" in str(exc)
 
 
 _LOADED = "() => new Promise(r => document.readyState === 'complete' ? r() : addEventListener('load', () => r(), {once: true}))"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from playwright.async_api import BrowserContext
+from playwright.async_api import Error as PlaywrightError
 from pydantic import ValidationError
 from test_recorder import wait_steps
 from test_recorder_screens import shown
@@ -141,3 +143,35 @@ def test_dom_images_need_dom_snapshots():
     with pytest.raises(ValidationError, match="needs dom_snapshot"):
         RecorderOptions(screenshot_source="dom", dom_snapshot=False)
     assert RecorderOptions(screenshot_source="dom", dom_snapshot=False, screenshots="off").screenshots == "off"
+
+
+async def test_a_screenshot_refused_before_the_first_frame_is_taken_again(
+    context, page, pages_url, tmp_path, browser, monkeypatch
+):
+    ep = tmp_path / "ep"
+    rec = await Recorder.attach(context, ep, options=DOM)
+    async with rec.action({"type": "goto", "target": None, "value": None}):
+        await page.goto(f"{pages_url}/colours.html")
+    await rec.close()
+    refused: list[str] = []
+    opened = BrowserContext.new_cdp_session
+
+    class RefusesOnce:
+        """A CDP session whose first screenshot gets Chromium's answer for a page with no frame yet."""
+
+        def __init__(self, session) -> None:
+            self.session = session
+
+        async def send(self, method: str, params: dict | None = None):
+            if method == "Page.captureScreenshot" and not refused:
+                refused.append(method)
+                raise PlaywrightError("Protocol error (Page.captureScreenshot): Unable to capture screenshot")
+            return await self.session.send(method, params)
+
+    async def new_cdp_session(self, target):
+        return RefusesOnce(await opened(self, target))
+
+    monkeypatch.setattr(BrowserContext, "new_cdp_session", new_cdp_session)
+    due = _due(ep)
+    assert await render_dom_images(browser, ep / "evidence.warc.gz", due) == dict.fromkeys(due)
+    assert refused and [shown(due[n].read_bytes()) for n in sorted(due)] == [0]
