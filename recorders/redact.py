@@ -50,8 +50,8 @@ SECRET_PART = re.compile(
 STRONG_PART = re.compile(r"^(?:sess(?:ion|id).*|(?:auth|key|sig)(?:token|key|code|id|hash)s?"
                          r"|.*(?:token|secret|passw|credential|signature|apikey).*)$")
 #: Two adjacent word parts that say secret together, whatever separates them (`api_key`, `pass-word`, `AccessKey`).
-SECRET_PAIR = re.compile(r"^(?:api(?:key|secret|token)|pass(?:word|wd|phrase|code)|(?:auth|key|sig)(?:token|key|code|id|hash)"
-                         r"|(?:access|private)key)s?$")
+SECRET_PAIR = re.compile(r"^(?:api(?:key|secret|token)|pass(?:word|wd|phrase|code)"
+                         r"|(?:auth|key|sig)(?:token|key|code|id|hash)|(?:access|private)key)s?$")
 #: Where a name splits into word parts besides its separators: camelCase (`apiKey`) and letters meeting digits
 #: (`Key2`, `3des`). The same source runs in the page (`recorders/observer.js`).
 PART_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")

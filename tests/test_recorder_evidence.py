@@ -33,6 +33,8 @@ from recorders.inference import infer_action
 from recorders.redact import Redactor
 from recorders.state import build_state, form_state, url_state
 from recorders.warc import Capture, Exchange, WarcArchive
+from rig.agents.scripted import ScriptRunner
+from rig.formats.actions import parse_actions
 
 ROOT = Path(__file__).parents[1]
 WARCIO = Path(sys.executable).with_name("warcio")
@@ -460,19 +462,11 @@ async def test_secret_names_with_numbers_versions_and_prefixes_are_redacted_ever
     srv.set_route("/api/numbered", lambda ex: ex.send_json(
         {"api_key": "SECRETNUMRESP10", "API-Key2": "SECRETNUMRESP11", "key": "year", "rows": 2}))
     srv.set_route("/api/numbered-form", lambda ex: ex.send_json({"ok": True}))
-    srv.set_route("/numbered-done.html", lambda ex: ex.send(200, "<!doctype html><title>Done</title><p>Done</p>"))
+    srv.set_route("/numbered-done.html", lambda ex: ex.send(200, "<!doctype html><title>Done</title><p id=finished>Done</p>"))
     rec = await Recorder.attach(context, tmp_path / "ep")
-    async with rec.action({"type": "goto", "target": "/numbered.html", "value": None}):
-        await page.goto(f"{srv.url}/numbered.html")
-    async with rec.action({"type": "fill", "target": "#k", "value": "SECRETNUMTYPED1"}):
-        await page.fill("#k", "SECRETNUMTYPED1")
-    async with rec.action({"type": "click", "target": "#send", "value": None}):
-        await page.click("#send")
-        await page.wait_for_selector("#done:not(:empty)")
-        await srv.wait_for_request("/api/numbered-form")
-    async with rec.action({"type": "click", "target": "#go", "value": None}):
-        await page.click("#go")
-        await page.wait_for_url("**/numbered-done.html?*")
+    await ScriptRunner(page, srv.url, hook=rec).run(parse_actions([
+        {"goto": "/numbered.html"}, {"fill": {"selector": "#k", "value": "SECRETNUMTYPED1"}}, {"click": "#send"},
+        {"wait_for": "#done:not(:empty)"}, {"click": "#go"}, {"wait_for": "#finished"}]))
     await rec.close()
 
     sent = json.dumps([[r.target, dict(r.headers), r.body.decode("utf-8", "replace")] for r in srv.requests])

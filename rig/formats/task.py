@@ -30,7 +30,8 @@ Op = Literal["eq", "ne", "in", "contains", "gte", "lte", "prefix"]
 #: A task id names its file (`<id>.yaml`) and a directory of every run: one portable file name, at most this long.
 MAX_ID_LENGTH = 128
 #: Names Windows reserves for devices, with any extension (`con.yaml`, `nul.x.yaml`): no file can carry them there.
-RESERVED_NAMES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
+RESERVED_NAMES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
+                            *(f"lpt{i}" for i in range(10))})
 _ID = r"^[a-z0-9][a-z0-9_.-]*$"
 
 

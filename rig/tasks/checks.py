@@ -7,6 +7,7 @@ loaded file.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -115,19 +116,21 @@ def check_flow(actions: list[BaseModel]) -> None:
             for name in [arg.from_] if isinstance(arg.from_, str) else arg.from_:
                 if kinds.get(name) != "table":
                     known = sorted(n for n, k in kinds.items() if k == "table")
-                    raise ScriptError("script", f"[{i}].answer.from", f"{name!r} is not a table extracted before it "
-                                                                      f"(extract_table ... as: {name}); tables: {known}")
+                    raise ScriptError("script", f"[{i}].answer.from",
+                                      f"{name!r} is not a table extracted before it (extract_table ... as: {name}); "
+                                      f"tables: {known}")
         elif verb in ("extract_table", "extract_text"):
             kinds[arg.as_] = "table" if verb == "extract_table" else "text"
 
 
-def _check_ref(i: int, verb: str, m: Any, kinds: dict[str, str]) -> None:
+def _check_ref(i: int, verb: str, m: re.Match[str], kinds: dict[str, str]) -> None:
     name, indexed = m.group(1), m.group(2) is not None
     if name not in kinds:
         raise ScriptError("script", f"[{i}].{verb}", f"{m.group(0)} refers to nothing extracted before it "
                                                      f"(extract_text or extract_table ... as: {name})")
     if indexed and kinds[name] != "table":
-        raise ScriptError("script", f"[{i}].{verb}", f"{m.group(0)} indexes {name!r}, a text (extract_text), not a table")
+        raise ScriptError("script", f"[{i}].{verb}",
+                          f"{m.group(0)} indexes {name!r}, a text (extract_text), not a table")
     if not indexed and kinds[name] == "table":
         raise ScriptError("script", f"[{i}].{verb}", f"{m.group(0)} is a whole table: refer to one cell, "
                                                      f"${{{name}[0].Column}}")
