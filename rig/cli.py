@@ -526,12 +526,12 @@ def tasks_list(
 @tasks_app.command("validate")
 def tasks_validate(paths: list[Path] = typer.Argument(..., help="task files")) -> None:
     """Validate task files; exit 1 naming the file, field and reason of each error."""
-    from rig.tasks import load_task
+    from rig.tasks.checks import validate_task_file
 
     bad = 0
     for path in paths:
         try:
-            task = load_task(path)
+            task = validate_task_file(path)
         except InputError as exc:
             bad += 1
             err.print(f"[red]invalid[/red] {exc}", highlight=False, soft_wrap=True)
@@ -612,6 +612,10 @@ def tasks_annotate(
     keys: str | None = typer.Option(None, "--keys", help="state keys to constrain, comma-separated, globs allowed "
                                                             "(default: the step's dim.* keys)"),
     keep_solution: bool = typer.Option(False, "--keep-solution", help="leave the task's reference solution alone"),
+    allow_unfinished: bool = typer.Option(False, "--allow-unfinished", help="annotate from an episode that did not "
+                                                                            "end ok (with a warning)"),
+    force: bool = typer.Option(False, "--force", help="replace gold states of the same name and the task's reference "
+                                                      "solution (the old file is kept as TASK_FILE.bak)"),
 ) -> None:
     """Gold states by demonstration: write recorded steps' states as gold states (with evidence requirements) and
     the episode's actions as the reference solution; the rest of the task file is kept (comments are not)."""
@@ -620,9 +624,12 @@ def tasks_annotate(
     try:
         specs = [parse_state(s) for s in state]
         names = [k.strip() for k in keys.split(",") if k.strip()] if keys else None
-        done = annotate_task(task_file, from_episode, specs, names, keep_solution=keep_solution)
+        done = annotate_task(task_file, from_episode, specs, names, keep_solution=keep_solution,
+                             allow_unfinished=allow_unfinished, force=force)
     except RigError as exc:
         _fail(exc)
+    for warning in done.warnings:
+        err.print(f"warning: {warning}", highlight=False, soft_wrap=True, markup=False)
     for name, step, n in done.states:
         out.print(f"gold state {name}: step {step}, {n} constraints (tag scope: edit tags and dependencies)",
                   highlight=False, soft_wrap=True)

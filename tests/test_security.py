@@ -238,6 +238,8 @@ def test_no_planted_secret_reaches_any_artifact_of_a_run(tmp_path, monkeypatch):
     failing = write_task(tmp_path / "tasks", "sec-02", "/sec/", [
         {"goto": "/sec/login?token=SECRETTOKEN2"},
         {"goto": f"http://127.0.0.1:{gone}/gone?token=SECRETTOKEN3"},  # refused: the error message holds the URL
+        {"extract_table": {"selector": "table#results", "as": "results"}},
+        {"answer": {"from": "results", "columns": ["Name", "Value"]}},
     ])
     runs = tmp_path / "runs"
     monkeypatch.setattr("rig.runner.run.make_agent", lambda name, **kw: PlantingAgent())

@@ -15,7 +15,6 @@ from rig.errors import InputError
 from rig.formats.episode import Episode
 from rig.formats.task import Task
 from rig.log import add_run_log
-from rig.runner.adapters import task_adapter
 from rig.runner.config import VARIANTS, RunConfig
 from rig.runner.frozen import open_frozen
 from rig.runner.hosts import parse_hosts
@@ -25,6 +24,7 @@ from rig.runner.spec import agent_identity
 from rig.sites import SitesServer
 from rig.step_images import recorder_options
 from rig.tasks import bundled_tasks, resolve_task
+from rig.tasks.checks import check_task
 
 
 def select_tasks(refs: list[str]) -> list[Task]:
@@ -47,7 +47,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
     tasks = select_tasks(config.tasks)
     check_reachable(tasks, network, frozen=config.frozen is not None)  # before any episode
     for task in tasks:
-        task_adapter(task)  # a missing or bad adapter file fails the run before any episode
+        check_task(task)  # what `rig tasks validate` checks (adapter, db, reference solution, ...): before any episode
         if task.start_hidden and task.start_url and task.start_url in task.prompts.constraint + task.prompts.goal:
             logger.warning("{}: start_hidden, but a prompt names the start page {}", task.id, task.start_url)
     agents: dict[tuple[str, str], Agent] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import yaml
 
 from rig.errors import TaskError
 from rig.formats.task import Task
+from rig.tasks.checks import check_task
 from rig.tasks.loader import load_task
 
 #: What a task id may hold (rig.formats.task.Task.id).
@@ -21,8 +23,8 @@ _ID_CHARS = re.compile(r"[^a-z0-9_.-]+")
 
 def task_id_from(source_id: str) -> str:
     """A dataset's id as a task id: lower-case, each run of other characters than `a-z 0-9 _ . -` one `-`,
-    leading punctuation dropped (`CFPB 002` -> `cfpb-002`); empty when nothing is left."""
-    return _ID_CHARS.sub("-", source_id.strip().lower()).lstrip("_.-").rstrip("-")
+    leading punctuation and trailing `-` and `.` dropped (`CFPB 002` -> `cfpb-002`); empty when nothing is left."""
+    return _ID_CHARS.sub("-", source_id.strip().lower()).lstrip("_.-").rstrip(".-")
 
 
 class _TaskDumper(yaml.SafeDumper):
@@ -75,22 +77,40 @@ def dump_task(data: dict[str, Any]) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
 
 
-def write_task_file(path: Path, data: dict[str, Any]) -> Task:
-    """Validate `data` with the task loader (as the file it becomes), then put it at `path` atomically.
+def write_task_file(path: Path, data: dict[str, Any], *, backup: bool = False) -> Task:
+    """Validate `data` as `rig tasks validate` does (as the file it becomes), then put it at `path` atomically
+    (`backup`: the file it replaces is kept as `<path>.bak` first).
 
     Raises TaskError naming `path`, the field and the reason; nothing is written then."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".yaml")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".task-", suffix=".yaml")  # short: any file name fits
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(dump_task(data))
         try:
-            task = load_task(tmp)  # in the same directory: an adapter path resolves as it will
+            task = load_task(tmp)  # in the same directory: an adapter or db path resolves as it will
+            check_task(task, path)
         except TaskError as exc:
             raise TaskError(str(path), exc.field, exc.reason) from None
+        if backup and path.exists():
+            keep_backup(path)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     task._source = str(path.resolve())
     return task
+
+
+def keep_backup(path: Path) -> Path:
+    """Copy `path` to `<path>.bak` (atomically, replacing an older one); the copy's path."""
+    bak = path.with_name(path.name + ".bak")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".task-", suffix=".bak")
+    os.close(fd)
+    try:
+        shutil.copy2(path, tmp)
+        os.replace(tmp, bak)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return bak
