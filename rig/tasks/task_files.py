@@ -3,9 +3,7 @@ atomically. Importers and `rig tasks annotate` write through here."""
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +12,7 @@ import yaml
 from rig.errors import TaskError
 from rig.formats.task import Task
 from rig.tasks.loader import load_task
+from rigwarc.atomic import atomic_write
 
 #: What a task id may hold (rig.formats.task.Task.id).
 _ID_CHARS = re.compile(r"[^a-z0-9_.-]+")
@@ -79,18 +78,16 @@ def write_task_file(path: Path, data: dict[str, Any]) -> Task:
     """Validate `data` with the task loader (as the file it becomes), then put it at `path` atomically.
 
     Raises TaskError naming `path`, the field and the reason; nothing is written then."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".yaml")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dump_task(data))
+    loaded: list[Task] = []
+
+    def checked(tmp: Path) -> None:
+        tmp.write_text(dump_task(data), encoding="utf-8")
         try:
-            task = load_task(tmp)  # in the same directory: an adapter path resolves as it will
+            loaded.append(load_task(tmp))  # in the same directory: an adapter path resolves as it will
         except TaskError as exc:
             raise TaskError(str(path), exc.field, exc.reason) from None
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    atomic_write(path, checked, suffix=".yaml")
+    task = loaded[0]
     task._source = str(path.resolve())
     return task
