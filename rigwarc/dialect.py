@@ -8,6 +8,8 @@
 | `WARC-Truncated` (`TRUNCATED_HEADER`, WARC 1.1's own) | a `response` | why its body is not whole: `length`, `time`, `unspecified` |
 | `WARC-Rig-Missing` (`MISSING_HEADER`) | a `response` | why it holds no body at all (`body not readable: <reason>`) |
 
+A secret's value (a token in a URL, a password field) is written as `REDACTED`, `[redacted]`.
+
 A response with `WARC-Rig-Missing` holds no body (and no `Content-Length` in its HTTP headers) and also carries
 `WARC-Truncated`: it is no answer to replay. One with `WARC-Truncated` alone holds the first bytes of its body.
 """
@@ -28,6 +30,10 @@ MISSING_HEADER = "WARC-Rig-Missing"
 VIEW_HEADER = "WARC-Rig-View"
 #: WARC 1.1's header of a record whose block is not whole, saying why (`length`, `time`, `disconnect`, `unspecified`).
 TRUNCATED_HEADER = "WARC-Truncated"
+
+#: What the recorder writes in place of a secret value (percent-encoded inside URLs and form bodies); replay masks
+#: a parameter it finds so in every lookup key.
+REDACTED = "[redacted]"
 
 #: `WARC-Rig-Capture` values: a step's visible text, its DOM snapshot, a tool result a driver archived.
 TEXT, DOM, TOOL = "text", "dom", "tool"

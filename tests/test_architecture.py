@@ -99,9 +99,9 @@ def test_no_browser_library_below_the_runner():
 
 
 def test_the_warc_dialect_has_one_home():
-    """The rig's WARC header names are spelled only in rigwarc (recorders and replay name them through it), and only
-    rigwarc builds or parses records with warcio."""
-    names = ("WARC-Rig-Step", "WARC-Rig-Capture", "WARC-Rig-Missing", "WARC-Rig-View", "WARC-Truncated")
+    """The rig's WARC header names and its redaction marker are spelled only in rigwarc (recorders and replay name them
+    through it), and only rigwarc builds or parses records with warcio."""
+    names = ("WARC-Rig-Step", "WARC-Rig-Capture", "WARC-Rig-Missing", "WARC-Rig-View", "WARC-Truncated", "[redacted]")
     spelled, warcio = set(), set()
     for m, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
