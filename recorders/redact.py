@@ -31,8 +31,8 @@ import threading
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus
 
-#: What a redacted value becomes (percent-encoded inside URLs and form bodies).
-REDACTED = "[redacted]"
+from rigwarc.dialect import REDACTED
+
 _REDACTED_URL = quote(REDACTED, safe="")
 _MIN_SECRET = 4  # shorter typed values are not scrubbed as literals (they would hit ordinary text)
 _TEXTUAL = re.compile(r"(?i)text/|json|javascript|xml")

@@ -21,6 +21,7 @@ from recorders.options import RecorderOptions
 from recorders.redact import Redactor
 from recorders.trajectory import TrajectoryWriter
 from recorders.warc import Capture, WarcArchive
+from rigwarc.dialect import DOM, TEXT
 
 _BUSY_POLL_S = 0.01  # a page with work pending is asked again this soon
 
@@ -200,7 +201,7 @@ class StepWriter:
             snap.warc_record_id = self.archive.new_id()
             data = text.encode("utf-8")
             self.archive.put(
-                Capture(snap.warc_record_id, "text", url, n, now, "text/plain; charset=utf-8", data, refers_to=refers)
+                Capture(snap.warc_record_id, TEXT, url, n, now, "text/plain; charset=utf-8", data, refers_to=refers)
             )
         if html is not None:
             snap.dom_record_id = self.archive.new_id()
@@ -208,7 +209,7 @@ class StepWriter:
             self.archive.put(
                 Capture(
                     snap.dom_record_id,
-                    "dom",
+                    DOM,
                     url,
                     n,
                     now,

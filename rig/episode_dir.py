@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TypeVar
@@ -44,6 +43,7 @@ from rig.formats.episode import Episode
 from rig.formats.files import read_limited
 from rig.formats.grade import Grade
 from rig.formats.summary import Summary
+from rigwarc.atomic import atomic_write as write_atomic  # the one atomic writer, by the name rig imports
 
 EPISODE_FILE = "episode.json"
 ANSWER_FILE = "answer.json"
@@ -63,20 +63,6 @@ REFERENCE_AGENT = "reference"
 
 _M = TypeVar("_M", bound=BaseModel)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def write_atomic(path: Path, text: str) -> Path:
-    """Write a text file so that a reader never sees half of it (a temporary file renamed into place)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def _write_model(path: Path, model: BaseModel) -> Path:

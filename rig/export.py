@@ -21,10 +21,12 @@ from pathlib import Path
 from loguru import logger
 
 from replay.errors import ReplayError
-from replay.index import ArchiveIndex, load_index, whole_gzip_members
+from replay.index import ArchiveIndex, load_index
 from replay.snapshot import Manifest, snapshot_dirs
 from rig.episode_dir import EpisodeDir, RunsDir
 from rig.errors import InfraError, InputError
+from rigwarc.atomic import atomic_write
+from rigwarc.members import whole_gzip_members
 
 PAGES_HEADER = {"format": "json-pages-1.0", "id": "pages", "title": "Pages", "hasText": True}
 _HTML = ("text/html", "application/xhtml+xml")
@@ -73,12 +75,16 @@ def export_wacz(path: Path, out: Path) -> ExportResult:
         pages = [p for s in sources for p in s.pages]
         pages_file.write_text("".join(json.dumps(line) + "\n" for line in [PAGES_HEADER, *pages]), encoding="utf-8")
         partial = out.with_name(out.name + ".partial")
-        _wacz(["create", *map(str, warcs), "-o", str(partial), "--pages", str(pages_file), "--copy-pages",
-               "--title", f"sgr-rig export of {path.name}", "--desc", f"{len(sources)} archives from {path}"],
-              f"building {out}")
-        if not validate_wacz(partial):
-            raise InfraError(f"{partial}: the wacz package's validation failed on the WACZ it built (kept for a look)")
-        os.replace(partial, out)
+
+        def build(tmp: Path) -> None:
+            _wacz(["create", *map(str, warcs), "-o", str(tmp), "--pages", str(pages_file), "--copy-pages",
+                   "--title", f"sgr-rig export of {path.name}", "--desc", f"{len(sources)} archives from {path}"],
+                  f"building {out}")
+            if not validate_wacz(tmp):
+                os.replace(tmp, partial)
+                raise InfraError(f"{partial}: the wacz package's validation failed on the WACZ it built (kept for a look)")
+
+        atomic_write(out, build)
     return ExportResult(out, [w.name for w in warcs], len(pages), True)
 
 

@@ -1,8 +1,10 @@
 """`rig freeze RUNS_DIR|EPISODE_DIR... --out SNAPSHOT_DIR`: a site snapshot of what episodes archived (`replay.freeze`).
 
-Episodes of bundled tasks recorded the sites server on some loopback port: their exchanges on it are moved onto
-`FROZEN_ORIGIN`, where frozen runs put the bundled sites. Every other origin is kept as it was recorded, so
-`rig run --frozen SNAPSHOT_DIR` serves tasks that start on any origin (`start_url`) with no network at all.
+Episodes the rig ran recorded its sites server on some loopback port (`episode.json`'s `sites_url`, whether the
+episode started there or found it through the tools from a blank page): their exchanges on it are moved onto
+`FROZEN_ORIGIN`, where frozen runs put the bundled sites, so the snapshot names no random port. Every other origin is
+kept as it was recorded, so `rig run --frozen SNAPSHOT_DIR` serves tasks that start on any origin (`start_url`) with
+no network at all. Bodies recorded cut or missing stay so in the snapshot, with one warning naming them.
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ def freeze_episodes(paths: list[Path], out: Path, *, built_at: datetime | None =
             continue
         task = _task(episode, ed)
         moves = {}
-        if task is not None and task.site is not None and episode.start_url:
-            moves[origin_of(episode.start_url)] = FROZEN_ORIGIN
+        served = _sites_origin(episode, task, ed)
+        if served is not None:
+            moves[served] = FROZEN_ORIGIN
+        if task is not None and task.site is not None:
             sites.add(task.site)
             versions.add(task.data_version)
         if episode.task_id:
@@ -54,7 +58,23 @@ def freeze_episodes(paths: list[Path], out: Path, *, built_at: datetime | None =
         raise InputError(str(out), None, str(exc).removeprefix(f"{out}: ")) from None
     for problem in result.problems:
         logger.warning(problem)
+    if (warning := result.incomplete_warning(out)) is not None:
+        logger.warning(warning)
     return result
+
+
+def _sites_origin(episode: Episode, task: Task | None, ed: EpisodeDir) -> str | None:
+    """The origin the rig served its bundled sites on in this episode: its `sites_url`; for an episode recorded before
+    episodes named it, its start page's, when that is a bundled site's (None when it cannot be told)."""
+    if episode.sites_url:
+        return origin_of(episode.sites_url)
+    if task is None or task.site is None:
+        return None
+    if episode.start_url and episode.start_url.startswith(("http://", "https://")):
+        return origin_of(episode.start_url)
+    logger.warning("{}: recorded without its sites server's address and started on a blank page: its bundled site's "
+                   "origin is frozen as recorded", ed.path)
+    return None
 
 
 def snapshot_name(out: Path) -> str:

@@ -9,7 +9,8 @@ What each snapshot holds (every answer the site gave, deduplicated, in recorded 
    page (after its base actions, e.g. choosing a dataset), each select option, checkbox, radio button,
    tree item and tab set alone, then the query submitted. Controls are discovered on the page itself.
 Prints one line per site and the total size. A site answering one request differently over time is
-reported (the answers are kept, as a sequence).
+reported (the answers are kept, as a sequence), and so are bodies the crawl recorded cut or missing (kept marked
+so: frozen runs answer them with a 502 page).
 """
 
 from __future__ import annotations
@@ -195,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
             total += manifest.bytes
             print(f"{site.name}: {manifest.exchanges} answers, {manifest.bytes / 1e6:.2f} MB "
                   f"({len(warcs.get(site.name, []))} agent episodes, {n_states} single-filter states"
-                  f"{f', {len(varying)} keys answered differently over time' if varying else ''})")
+                  f"{f', {len(varying)} keys answered differently over time' if varying else ''}"
+                  f"{f', {manifest.truncated_bodies} bodies cut' if manifest.truncated_bodies else ''}"
+                  f"{f', {manifest.missing_bodies} missing' if manifest.missing_bodies else ''})")
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
     print(f"total {total / 1e6:.2f} MB in {args.out} ({time.perf_counter() - start:.0f} s)")

@@ -56,6 +56,8 @@ class Episode(BaseModel):
     trial: int = 0
     prompt: str | None = None
     start_url: str | None = None
+    sites_url: str | None = Field(default=None, description="where the rig served its bundled sites for the task "
+                                  "(its sites server): `rig freeze` moves that origin onto the frozen one")
     versions: Versions = Field(default_factory=Versions)
     started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     ended_at: datetime | None = None

@@ -3,10 +3,7 @@ captured step text), self-contained: templates render with autoescape, assets an
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +29,7 @@ from rig.report.episode_view import (
 from rig.report.highlight import find_spans, segments
 from rig.report.load import EpisodeData, RunData, load_episode, load_run
 from rig.report.overview import audit_agreement, family_rows, figures
+from rigwarc.atomic import atomic_write
 
 ASSETS = Path(__file__).parent / "static"
 THUMB_WIDTH = 240
@@ -72,20 +70,6 @@ def _fresh(target: Path, source: Path) -> bool:
         return False
     st = target.stat()
     return st.st_size > 0 and st.st_mtime >= source.stat().st_mtime
-
-
-def _replace_with(target: Path, make: Callable[[Path], None]) -> None:
-    """Write `target` through `make(temporary path)` and rename it into place: a killed report leaves no part-file
-    under the target's name (which a later report would keep as fresh)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-")
-    os.close(fd)
-    try:
-        make(Path(tmp))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _thumbnail(src: Path, dst: Path) -> None:
@@ -178,9 +162,9 @@ class Report:
                 continue
             thumb, full = (self.out / p for p in screen_paths(e.id, s))
             if not _fresh(full, src):
-                _replace_with(full, lambda tmp, src=src: shutil.copyfile(src, tmp))  # type: ignore[misc]
+                atomic_write(full, lambda tmp, src=src: shutil.copyfile(src, tmp))  # type: ignore[misc]
             if not _fresh(thumb, src):
-                _replace_with(thumb, lambda tmp, src=src: _thumbnail(src, tmp))  # type: ignore[misc]
+                atomic_write(thumb, lambda tmp, src=src: _thumbnail(src, tmp))  # type: ignore[misc]
 
 
 def write_report(runs_dir: str | Path, out_dir: str | Path | None = None) -> Path:

@@ -85,6 +85,7 @@ async def run_episode(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ct
     episode = Episode(
         task_id=task.id if task else None, variant=spec.variant, agent=agent.name, model=agent.model, trial=spec.trial,
         prompt=task.prompt(spec.variant) if task and spec.variant else None, start_url=start_url,
+        sites_url=ctx.sites_url if task is not None else None,  # `rig record`'s base URL is no sites server
         injected_fault=getattr(agent, "injected_fault", None), task_path=_task_path(task), start_hidden=hidden,
         live=network.live, resolve=network.resolve_values, ignore_https_errors=network.ignore_https_errors,
     )

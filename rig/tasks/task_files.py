@@ -3,10 +3,8 @@ atomically. Importers and `rig tasks annotate` write through here."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ from rig.errors import TaskError
 from rig.formats.task import Task
 from rig.tasks.checks import check_task
 from rig.tasks.loader import load_task
+from rigwarc.atomic import atomic_write
 
 #: What a task id may hold (rig.formats.task.Task.id).
 _ID_CHARS = re.compile(r"[^a-z0-9_.-]+")
@@ -82,35 +81,24 @@ def write_task_file(path: Path, data: dict[str, Any], *, backup: bool = False) -
     (`backup`: the file it replaces is kept as `<path>.bak` first).
 
     Raises TaskError naming `path`, the field and the reason; nothing is written then."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".task-", suffix=".yaml")  # short: any file name fits
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dump_task(data))
+    loaded: list[Task] = []
+
+    def checked(tmp: Path) -> None:
+        tmp.write_text(dump_task(data), encoding="utf-8")
         try:
-            task = load_task(tmp)  # in the same directory: an adapter or db path resolves as it will
-            check_task(task, path)
+            loaded.append(load_task(tmp))  # in the same directory: an adapter or db path resolves as it will
+            check_task(loaded[0], path)
         except TaskError as exc:
             raise TaskError(str(path), exc.field, exc.reason) from None
         if backup and path.exists():
             keep_backup(path)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    atomic_write(path, checked, suffix=".yaml")
+    task = loaded[0]
     task._source = str(path.resolve())
     return task
 
 
 def keep_backup(path: Path) -> Path:
     """Copy `path` to `<path>.bak` (atomically, replacing an older one); the copy's path."""
-    bak = path.with_name(path.name + ".bak")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".task-", suffix=".bak")
-    os.close(fd)
-    try:
-        shutil.copy2(path, tmp)
-        os.replace(tmp, bak)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return bak
+    return atomic_write(path.with_name(path.name + ".bak"), lambda tmp: shutil.copy2(path, tmp))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rig.errors import InfraError, InputError
+from rigwarc.atomic import atomic_write
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -169,10 +170,7 @@ def database(name: str) -> Database:
 
 def build(db: Database, path: Path) -> Path:
     """Write `db` to `path` (through a temporary file renamed into place, so no reader sees half a database)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.unlink(missing_ok=True)
-    try:
+    def fill(tmp: Path) -> None:
         con = sqlite3.connect(tmp)
         try:
             for table in db.tables:
@@ -184,12 +182,11 @@ def build(db: Database, path: Path) -> Path:
             con.commit()
         finally:
             con.close()
-        os.replace(tmp, path)
+
+    try:
+        return atomic_write(path, fill)
     except (OSError, sqlite3.Error) as exc:
         raise InfraError(f"building the {db.name} database at {path} failed: {exc}") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
 
 
 def bundled_db_path(name: str, cache: Path | None = None) -> Path:
