@@ -484,9 +484,23 @@ def drift(
 @app.command()
 def export(
     path: Path = typer.Argument(..., help="an episode directory, a runs directory or a snapshot directory"),
-    wacz: Path = typer.Option(..., "--wacz", help="the WACZ file to write (OUT.wacz)"),
+    wacz: Optional[Path] = typer.Option(None, "--wacz", help="the WACZ file to write (OUT.wacz)"),
+    leaderboard: Optional[Path] = typer.Option(None, "--leaderboard", help="a graded runs directory's leaderboard: "
+                                               "OUT.csv or OUT.json, one row per agent, model and variant"),
 ) -> None:
-    """Export episodes or snapshots as a WACZ (with each step's text) that replayweb.page opens."""
+    """Export episodes or snapshots as a WACZ (with each step's text) that replayweb.page opens, or a graded run's
+    leaderboard (metrics, 95 % intervals, cost, versions)."""
+    if (wacz is None) == (leaderboard is None):
+        _fail(InputError("--wacz/--leaderboard", None, "give one of --wacz OUT.wacz or --leaderboard OUT.csv|OUT.json"), 2)
+    if leaderboard is not None:
+        from rig.leaderboard import write_leaderboard
+
+        try:
+            board = write_leaderboard(path, leaderboard)
+        except InputError as exc:
+            _fail(exc, 2)
+        out.print(f"{leaderboard}: {len(board.rows)} rows", markup=False, highlight=False, soft_wrap=True)
+        return
     from rig.export import export_wacz
 
     try:

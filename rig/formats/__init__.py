@@ -12,6 +12,7 @@
 | `grade` | `grade.json` |
 | `summary` | `summary.json` |
 | `compare` | `rig compare --json` |
+| `leaderboard` | `rig export --leaderboard` files |
 | `vocabulary` | shared vocabularies: failure categories, column-name and text normal forms |
 | `audit` | `audit.json` |
 | `schemas` | JSON Schemas of all of them, generated into `docs/schemas/` |

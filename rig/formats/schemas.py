@@ -22,6 +22,7 @@ from rig.formats.episode import Episode
 from rig.formats.grade import Grade
 from rig.formats.knowledge import KnowledgeEntry
 from rig.formats.imports import ImportReport
+from rig.formats.leaderboard import Leaderboard
 from rig.formats.summary import Summary
 from rig.formats.task import Task
 
@@ -47,6 +48,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "replay-report.schema.json": TypeAdapter(ReplayReport).json_schema(),
         "drift-report.schema.json": DriftReport.model_json_schema(),
         "compare.schema.json": Comparison.model_json_schema(),
+        "leaderboard.schema.json": Leaderboard.model_json_schema(),
     }
     for name, schema in out.items():
         schema.setdefault("$schema", "https://json-schema.org/draft/2020-12/schema")
