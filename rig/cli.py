@@ -318,20 +318,25 @@ def grade(
     force: bool = typer.Option(False, "--force", help="regrade every episode, also those whose grade.json is current"),
     judge: Optional[str] = typer.Option(None, "--judge", help="provider:model of an LLM judge deciding the free-text "
                                         "hybrid tasks (sql_to_search, parallel), as browser-use's --model"),
+    mix_revisions: bool = typer.Option(False, "--mix-revisions", help="summarise episodes of two revisions of a task "
+                                       "in one row (refused otherwise, exit 2)"),
 ) -> None:
-    """Grade episodes: grade.json per episode, summary.json and summary.md for a run.
+    """Grade episodes: grade.json per episode, summary.json and summary.md for a run (with 95 % intervals over tasks).
 
     An episode whose grade.json is newer than its files, with the same task file and grader, keeps it (--force
     regrades). Exit 1 when an episode (or a trial directory) could not be graded: it is counted and listed, never
-    dropped.
+    dropped. Exit 2 when a summary row would mix two revisions of a task (without --mix-revisions).
     """
     from rig.grading.runs import grade_run
-    from rig.grading.summary import markdown, summary_json
+    from rig.grading.summary import MixedRevisions, markdown, summary_json
 
     try:
         if judge is not None:
             from rig.judge_llm import judge_factory
-        result = grade_run(path, jobs=jobs, force=force, judge=judge_factory(judge) if judge is not None else None)
+        result = grade_run(path, jobs=jobs, force=force, judge=judge_factory(judge) if judge is not None else None,
+                           mix_revisions=mix_revisions)
+    except MixedRevisions as exc:
+        _fail(exc, 2)
     except RigError as exc:
         _fail(exc)
     summary = result.summary
@@ -351,15 +356,39 @@ def grade(
 def report(
     runs_dir: Path = typer.Argument(..., help="a graded runs directory"),
     out_dir: Optional[Path] = typer.Option(None, "--out", help="report folder (default RUNS_DIR/report)"),
+    compare_with: Optional[Path] = typer.Option(None, "--compare", help="another graded runs directory: adds a "
+                                                "comparison page (compare.html), this run as A and that one as B"),
+    metric: str = typer.Option("item_f1", "--metric", help="the metric the comparison page compares"),
 ) -> None:
     """Write the static HTML report of a run (works offline, no external request)."""
     from rig.report import write_report
 
     try:
-        index = write_report(runs_dir, out_dir)
+        index = write_report(runs_dir, out_dir, compare_with=compare_with, metric=metric)
     except RigError as exc:
         _fail(exc)
     out.print(f"report: {index}", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def compare(
+    runs_a: Path = typer.Argument(..., help="graded runs directory A"),
+    runs_b: Path = typer.Argument(..., help="graded runs directory B (deltas are B minus A)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON on stdout"),
+    metric: str = typer.Option("item_f1", "--metric", help="item_f1, row_f1, poa, passed (pass@1), record_*_f1, "
+                               "gold_state_reach, state_anchored_rows, ..."),
+) -> None:
+    """Compare two graded runs on one metric: per task and per row, B minus A, and a sign test over tasks."""
+    from rig.compare import compare_runs, format_comparison
+
+    try:
+        result = compare_runs(runs_a, runs_b, metric)
+    except InputError as exc:
+        _fail(exc, 2)
+    if as_json:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+    else:
+        out.print(format_comparison(result), markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -455,9 +484,23 @@ def drift(
 @app.command()
 def export(
     path: Path = typer.Argument(..., help="an episode directory, a runs directory or a snapshot directory"),
-    wacz: Path = typer.Option(..., "--wacz", help="the WACZ file to write (OUT.wacz)"),
+    wacz: Optional[Path] = typer.Option(None, "--wacz", help="the WACZ file to write (OUT.wacz)"),
+    leaderboard: Optional[Path] = typer.Option(None, "--leaderboard", help="a graded runs directory's leaderboard: "
+                                               "OUT.csv or OUT.json, one row per agent, model and variant"),
 ) -> None:
-    """Export episodes or snapshots as a WACZ (with each step's text) that replayweb.page opens."""
+    """Export episodes or snapshots as a WACZ (with each step's text) that replayweb.page opens, or a graded run's
+    leaderboard (metrics, 95 % intervals, cost, versions)."""
+    if (wacz is None) == (leaderboard is None):
+        _fail(InputError("--wacz/--leaderboard", None, "give one of --wacz OUT.wacz or --leaderboard OUT.csv|OUT.json"), 2)
+    if leaderboard is not None:
+        from rig.leaderboard import write_leaderboard
+
+        try:
+            board = write_leaderboard(path, leaderboard)
+        except InputError as exc:
+            _fail(exc, 2)
+        out.print(f"{leaderboard}: {len(board.rows)} rows", markup=False, highlight=False, soft_wrap=True)
+        return
     from rig.export import export_wacz
 
     try:

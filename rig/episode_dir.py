@@ -268,6 +268,12 @@ class EpisodeDir:
             raise InputError(str(warc), f"byte {at}", f"not a WARC record ({why}); check it with `warcio check {warc}`")
         return index
 
+    def step_texts(self, steps: list[Step] | None = None) -> dict[int, str]:
+        """The page text captured at each step (`steps`: the trajectory's when not given), by step number; a step
+        without a text record is left out."""
+        steps = self.steps() if steps is None else steps
+        return step_texts(self.archive(), steps) if steps else {}
+
     def evidence_gaps(self) -> list[str]:
         """What is missing of the recorder's evidence: no or an empty trajectory or archive (none: nothing)."""
         gaps = []
@@ -394,6 +400,21 @@ class ReadOnceEpisodeDir(EpisodeDir):
     def forget_archive(self) -> None:
         """Drop the archive read (its bodies can be large) once no check needs it any more."""
         self._archive.clear()
+
+
+def step_texts(archive: ArchiveIndex, steps: list[Step]) -> dict[int, str]:
+    """Each step's captured page text in an archive, by step number: the text record the step names, else the one
+    the archive files under its step number; a step with neither is left out (its text is missing)."""
+    by_step = {n: archive.texts[rid] for n, rid in archive.text_ids.items() if rid in archive.texts}
+    out = {}
+    for s in steps:
+        rid = s.snapshot.warc_record_id if s.snapshot else None
+        text = archive.texts.get(rid) if rid else None
+        if text is None:
+            text = by_step.get(s.step)
+        if text is not None:
+            out[s.step] = text
+    return out
 
 
 def read_answer_file(path: Path) -> Answer:

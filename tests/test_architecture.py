@@ -78,6 +78,12 @@ def test_no_import_cycles():
     ("rig.tasks", ("rig.grading", "rig.agents", "rig.runner", "rig.report")),
     ("rig.agents", ("rig.grading", "rig.runner", "rig.report")),
     ("rig.grading", ("rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.sites")),
+    # the report, comparisons and leaderboards read what grading wrote (formats, EpisodeDir); they never grade
+    ("rig.report", ("rig.grading", "rig.tasks", "rig.agents", "rig.runner", "rig.browser", "rig.sites", "rig.tools")),
+    ("rig.compare", ("rig.grading", "rig.tasks", "rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.sites")),
+    ("rig.leaderboard", ("rig.grading", "rig.tasks", "rig.agents", "rig.runner", "rig.report", "rig.browser",
+                         "rig.sites")),
+    ("rig.stats", ("rig", "recorders", "replay")),
 ])
 def test_imports_run_one_way(lower, forbidden):
     bad = [f"{m} imports {t}" for m in _light((lower,)) for t in _imports(m) if any(_within(t, f) for f in forbidden)]

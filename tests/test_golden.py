@@ -129,7 +129,8 @@ def test_grade_and_summary_of_a_fixed_runs_directory(runs):  # noqa: F811
     def fixed(text: str) -> str:
         text = text.replace(tmp, "<tmp>")
         # the sizes of the files a grade was computed from include the temporary paths episode.json holds
-        return re.sub(r'"inputs": \{[^}]*\}', lambda m: re.sub(r": \d+", ": <size>", m.group(0)), text)
+        text = re.sub(r'"inputs": \{[^}]*\}', lambda m: re.sub(r": \d+", ": <size>", m.group(0)), text)
+        return re.sub(r'"python": "[^"]*"', '"python": "<python>"', text)  # the interpreter the test runs on
 
     _check("grade-reference.json", fixed(EpisodeDir(root / "syn-01/constraint/reference/trial-1").grade_file.read_text()))
     _check("grade-scope-drift.json",

@@ -11,6 +11,9 @@
 | `episode` | `episode.json` |
 | `grade` | `grade.json` |
 | `summary` | `summary.json` |
+| `compare` | `rig compare --json` |
+| `leaderboard` | `rig export --leaderboard` files |
+| `vocabulary` | shared vocabularies: failure categories, column-name and text normal forms |
 | `audit` | `audit.json` |
 | `schemas` | JSON Schemas of all of them, generated into `docs/schemas/` |
 

@@ -6,6 +6,8 @@ Cross-field checks raise ``ValueError("<field>: <reason>")``; the loader reports
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -243,6 +245,9 @@ class Task(_Model):
     reference_solution: list[dict[str, Any]] = Field(default_factory=list,
                                                      description="an action script (empty: none is known)")
     data_version: str = Field(default="", description="the data package and version the gold comes from")
+    revision: str | None = Field(default=None, description="the task's revision (e.g. `2`, a date): grades record the "
+                                 "revision they were graded against and `rig grade` never mixes two in one summary row "
+                                 "(null: a digest of the gold and grading rules stands for it, `grading_revision`)")
     perturbations: dict[FailureKind, list[Perturbation]] = Field(
         default_factory=dict,
         description="task-specific fault injections; kinds left out use the generic ones (rig.agents.perturbed)",
@@ -334,6 +339,18 @@ class Task(_Model):
             raise ValueError(f"{missing}: a task starts at `start_url`, or at `site` + `start_path` on a bundled site")
         if not self.start_path.startswith(f"/{self.site}/"):
             raise ValueError(f"start_path: {self.start_path!r} must lie under the site's root /{self.site}/")
+
+    @property
+    def grading_revision(self) -> str:
+        """`revision`, else `sha256:` and 16 hex digits of what grading compares against: the output's columns and key,
+        the gold rows, the canonicalisation, gold states, evidence requirements, records, and a hybrid task's type,
+        database and gold SQL (editing any of them makes another revision; the prompts do not count)."""
+        if self.revision:
+            return self.revision
+        rules = self.model_dump(mode="json", include={"output": {"columns": True, "key": True}, "gold": True,
+                                                      "canonicalize": True, "gold_states": True, "evidence": True,
+                                                      "records": True, "hybrid_type": True, "db": True, "gold_sql": True})
+        return "sha256:" + hashlib.sha256(json.dumps(rules, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
     def annotated(self) -> bool:
