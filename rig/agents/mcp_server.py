@@ -9,13 +9,8 @@ saying what to change.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import socket
-from collections.abc import Iterator
 from typing import Annotated, Any, Self
 
-import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -24,6 +19,7 @@ from pydantic import Field, ValidationError
 from rig.agents.episode_tools import EpisodeTools
 from rig.agents.tool_calls import ELEMENT_TOOLS, FETCH_TOOLS, ToolCalls
 from rig.errors import AgentError, InfraError
+from rig.local_server import LocalServer
 
 #: The path of the MCP endpoint on the server.
 MCP_PATH = "/mcp"
@@ -33,8 +29,6 @@ TOOL_NAMES = (
     "get_all_knowledge_definitions", "final_answer", "browser_navigate", "browser_snapshot", "browser_click",
     "browser_type", "browser_select_option", "browser_navigate_back", "browser_tabs",
 )
-_STARTUP_S = 30.0
-_SHUTDOWN_S = 5.0
 
 Element = Annotated[str, Field(description="Human-readable element description used to obtain permission to "
                                            "interact with the element")]
@@ -187,14 +181,6 @@ def recorded_server(tools: EpisodeTools) -> RecordedMCPServer:
     return RecordedMCPServer(tools, ToolCalls(tools.env.recorder, page_for, target_for))
 
 
-class _Server(uvicorn.Server):
-    """uvicorn without its signal handlers: the rig's process keeps its own (Ctrl-C ends the run, not the server)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 class ServedMCP:
     """Serves an MCP server over streamable HTTP on 127.0.0.1 (a free port) in the running event loop.
 
@@ -204,23 +190,12 @@ class ServedMCP:
 
     def __init__(self, server: MCPServer) -> None:
         self.server = server
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}{MCP_PATH}"
         app = server.streamable_http_app(streamable_http_path=MCP_PATH, json_response=True, host="127.0.0.1")
-        self._http = _Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2))
-        self._task: asyncio.Task[None] | None = None
+        self._http = LocalServer(app, what="the MCP tool server", lifespan="on")
+        self.url = f"{self._http.url}{MCP_PATH}"
 
     async def __aenter__(self) -> Self:
-        self._sock.listen(64)
-        self._task = asyncio.get_running_loop().create_task(self._http.serve(sockets=[self._sock]))
-        deadline = asyncio.get_running_loop().time() + _STARTUP_S
-        while not self._http.started:
-            if self._task.done():
-                raise InfraError(f"the MCP server did not start: {self._task.exception() or 'it stopped'}")
-            if asyncio.get_running_loop().time() > deadline:
-                raise InfraError(f"the MCP server did not start within {_STARTUP_S:g} s")
-            await asyncio.sleep(0.02)
+        await self._http.astart()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -228,13 +203,4 @@ class ServedMCP:
 
     async def close(self) -> None:
         """Stop serving (open connections get a moment to finish) and free the port."""
-        task, self._task = self._task, None
-        if task is not None:
-            self._http.should_exit = True
-            done, _ = await asyncio.wait({task}, timeout=_SHUTDOWN_S)
-            if not done:
-                self._http.force_exit = True
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait_for(task, 2)
-        self._sock.close()
+        await self._http.aclose()
