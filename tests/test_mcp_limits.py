@@ -2,7 +2,8 @@
 another process: every declared tool is listed over streamable HTTP and over `rig mcp-stdio` with its schema and
 read-only hint; a 100 MB blob comes back as its size and the archive stays small; a big text cell is cut with the cut
 said; a 200,000-row answer is refused with the limits; a 50 MB page is cut and the next fetch works in a fresh,
-recorded fetch tab; a page answering 429 is retried, and one that always does is reported as rate-limited."""
+recorded fetch tab; a page answering 429 is retried, and one that always does is reported as rate-limited; a page that never finishes
+times out and the next fetch works in a fresh tab again."""
 
 from __future__ import annotations
 
@@ -72,6 +73,12 @@ async def test_the_registry_is_served_and_every_result_is_bounded(tmp_path, site
         tries["always"] = tries.get("always", 0) + 1
         ex.send(429, "<title>Too Many Requests</title><p>slow down page</p>", headers={"Retry-After": "0"})
 
+    def hanging(ex):
+        ex.start_chunked()
+        ex.write_chunk(b"<!doctype html><title>Hang</title><p>a page that never finishes")
+        ex.hang()
+
+    pages_server.set_route("/hang.html", hanging)
     pages_server.set_route("/busy-once.html", busy_once)
     pages_server.set_route("/always-busy.html", always_busy)
     answer_rows = "| n |\n|---|\n" + "| 1 |\n" * 200_000
@@ -83,6 +90,8 @@ async def test_the_registry_is_served_and_every_result_is_bounded(tmp_path, site
         {"tool": "web_fetch", "args": {"url": f"{pages_server.url}/small.html"}},
         {"tool": "web_fetch", "args": {"url": f"{pages_server.url}/busy-once.html"}},
         {"tool": "web_fetch", "args": {"url": f"{pages_server.url}/always-busy.html"}},
+        {"tool": "web_fetch", "args": {"url": f"{pages_server.url}/hang.html"}},
+        {"tool": "web_fetch", "args": {"url": f"{pages_server.url}/small.html"}},
         {"tool": "final_answer", "args": {"answer": answer_rows}},
         {"tool": "final_answer", "args": {"answer": too_many}},
         {"tool": "final_answer", "args": {"answer": "| n |\n|---|\n| 1 |\n"}},
@@ -114,7 +123,7 @@ async def test_the_registry_is_served_and_every_result_is_bounded(tmp_path, site
 
     results = json.loads(out.read_text())
     # (the episode ends on the last final_answer: the client is stopped before it writes that result down)
-    blob, text_cell, big_fetch, small, once, always, huge, many = results
+    blob, text_cell, big_fetch, small, once, always, hang, small_again, huge, many = results
     assert not blob["is_error"] and blob["text"].splitlines() == ["Rows: 1 (fetching stopped after 1: the values "
                                                                   "passed 67108864 bytes; select length() or substr() "
                                                                   "of big values)", "b", "<blob 100000000 bytes>"]
@@ -130,6 +139,9 @@ async def test_the_registry_is_served_and_every_result_is_bounded(tmp_path, site
     assert always["is_error"] and "is rate-limited: it answered 429 to all 4 tries" in always["text"]
     assert "slow down page" not in always["text"] and tries["always"] == 4
 
+    assert hang["is_error"] and "Timeout 30000ms exceeded; the fetch tab is reset for the next fetch" in hang["text"]
+    assert not small_again["is_error"] and "a small page after it" in small_again["text"]
+
     assert huge["is_error"] and f"an answer may hold at most {MAX_ANSWER_ROWS} rows" in huge["text"]
     assert f"is {len(answer_rows.encode())} bytes" in huge["text"] and str(MAX_ANSWER_BYTES) in huge["text"]
     assert "Nothing was handed in" in huge["text"]
@@ -143,6 +155,8 @@ async def test_the_registry_is_served_and_every_result_is_bounded(tmp_path, site
     fetches = [s for s in steps if s["action"]["type"] == "web_fetch"]
     assert fetches[1]["url"].endswith("/small.html") and fetches[1]["tab"] != fetches[0]["tab"], \
         "the fetch tab was closed and a new one opened after the oversize page"
+    assert fetches[5]["url"].endswith("/small.html") and fetches[5]["tab"] != fetches[4]["tab"], \
+        "and again after the timeout"
     records = _tool_records(d)
     assert records[f"urn:sgr-rig:tool/{steps[0]['step']}/run_sql"].decode() == blob["text"]
     assert all(len(s["action"]["value"]["args"].get("answer", "")) <= 20_100 for s in steps)

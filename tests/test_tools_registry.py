@@ -18,6 +18,7 @@ from rig.errors import InputError
 from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailure
 from rig.tasks import load_task, resolve_task
+from rig.tasks.loader import tool_tasks
 from rig.tools.answers import MAX_ANSWER_BYTES, MAX_ANSWER_CELLS, MAX_ANSWER_ROWS, AnswerTooLarge, read_answer
 from rig.tools.errors import ToolError
 from rig.tools.registry import TOOL_NAMES, TOOLS, check_reference_tools, tool_named
@@ -73,8 +74,10 @@ def test_an_unknown_tool_lists_the_tools():
 
 
 def test_every_bundled_reference_tool_script_fits_the_registry():
-    for name in ("hybrid-s2sql-01", "hybrid-parallel-01", "discover-flights-01"):
-        check_reference_tools(resolve_task(name))
+    scripts = [t for t in tool_tasks() if t.reference_tools]
+    assert len(scripts) >= 12
+    for task in scripts:
+        check_reference_tools(task)
 
 
 def _with_calls(tmp_path: Path, calls: list[dict]) -> Path:

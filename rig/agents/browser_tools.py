@@ -212,8 +212,8 @@ class BrowserTools:
             response = nav.result()
         except PlaywrightTimeoutError as exc:
             await self._stop(page)
-            raise AgentError(f"could not fetch {target}: {_first_line(exc)}; the fetch tab is reset for the next "
-                             "fetch") from None
+            raise AgentError(f"could not fetch {target}: {_first_line(exc).rstrip('.')}; the fetch tab is reset for "
+                             "the next fetch") from None
         except PlaywrightError as exc:
             raise AgentError(f"could not fetch {target}: {_first_line(exc)}") from None
         finally:
