@@ -123,7 +123,7 @@ def _swallow(call: object) -> None:
 
 
 def test_in_the_foreground_it_serves_until_interrupted():
-    code = ("import sys\nfrom starlette.applications import Starlette\nfrom starlette.responses import PlainTextResponse\n"
+    code = ("from starlette.applications import Starlette\nfrom starlette.responses import PlainTextResponse\n"
             "from starlette.routing import Route\nfrom rig.local_server import LocalServer\n"
             "async def hi(r): return PlainTextResponse('hi')\n"
             "srv = LocalServer(Starlette(routes=[Route('/', hi)]))\n"

@@ -2,8 +2,8 @@
 another process: every declared tool is listed over streamable HTTP and over `rig mcp-stdio` with its schema and
 read-only hint; a 100 MB blob comes back as its size and the archive stays small; a big text cell is cut with the cut
 said; a 200,000-row answer is refused with the limits; a 50 MB page is cut and the next fetch works in a fresh,
-recorded fetch tab; a page answering 429 is retried, and one that always does is reported as rate-limited; a page that never finishes
-times out and the next fetch works in a fresh tab again."""
+recorded fetch tab; a page answering 429 is retried, and one that always does is reported as rate-limited; a page
+that never finishes times out and the next fetch works in a fresh tab again."""
 
 from __future__ import annotations
 

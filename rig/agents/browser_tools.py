@@ -264,7 +264,8 @@ class BrowserTools:
             length, text = await asyncio.wait_for(page.evaluate(_TEXT_JS, max_chars), self.timeout_ms / 1000)
         except (PlaywrightError, TimeoutError) as exc:
             await self._stop(page)
-            reason = f"not read within {self.timeout_ms / 1000:g} s" if isinstance(exc, TimeoutError) else _first_line(exc)
+            late = isinstance(exc, TimeoutError)
+            reason = f"not read within {self.timeout_ms / 1000:g} s" if late else _first_line(exc)
             raise AgentError(f"{target}: the page text could not be read ({reason})") from None
         cut = f"the page text is {length} characters, only its beginning is shown" if length > max_chars else None
         return await _title(page), clean_text(text), cut
@@ -278,9 +279,10 @@ class BrowserTools:
     async def fetch_page(self) -> Page:
         """The tab `web_fetch` and `pdf_read` load pages in (opened on first use, and anew after an oversize document
         or a timeout)."""
-        if self._fetch_stale and self._fetch_page is not None and not self._fetch_page.is_closed():
+        if self._fetch_stale and self._fetch_page is not None:
             with suppress(PlaywrightError, TimeoutError):
                 await asyncio.wait_for(self._fetch_page.close(), 10)
+            self._fetch_page = None  # closed, or left to close on its own: never loaded in again
         self._fetch_stale = False
         if self._fetch_page is None or self._fetch_page.is_closed():
             self._fetch_page = await self.context.new_page()

@@ -2,10 +2,10 @@
 `EpisodeTools`, served with the official `mcp` SDK (its low-level `Server`) over streamable HTTP on 127.0.0.1, in
 the episode's own event loop (the tools drive the episode's Playwright pages).
 
-`tools/list` gives every declaration as MCP declares tools (`rig.agents.mcp_tools`); `tools/call` runs one as a recorded step
-(`rig.agents.tool_calls`). Every call, a failed one included (unknown tool, arguments that do not fit the schema),
-is one step; a failure comes back to the agent as a tool error (`isError: true`) with a message saying what to
-change.
+`tools/list` gives every declaration as MCP declares tools (`rig.agents.mcp_tools`); `tools/call` runs one as a
+recorded step (`rig.agents.tool_calls`). Every call, a failed one included (unknown tool, arguments that do not fit
+the schema), is one step; a failure comes back to the agent as a tool error (`isError: true`) with a message saying
+what to change.
 """
 
 from __future__ import annotations
