@@ -570,11 +570,13 @@ def tasks_list(
 def tasks_validate(paths: list[Path] = typer.Argument(..., help="task files")) -> None:
     """Validate task files; exit 1 naming the file, field and reason of each error."""
     from rig.tasks.checks import validate_task_file
+    from rig.tools.registry import check_reference_tools
 
     bad = 0
     for path in paths:
         try:
             task = validate_task_file(path)
+            check_reference_tools(task)  # a tool-call script's tools and arguments, against the tool registry
         except InputError as exc:
             bad += 1
             err.print(f"[red]invalid[/red] {exc}", highlight=False, soft_wrap=True)

@@ -190,10 +190,8 @@ class RecordsSpec(_Model):
         return [f for f in self.facts if f == "answer" or f in axes] if self.facts is not None else [*axes, "answer"]
 
 
-#: The tool server's tool names (HybridDeepResearch's contract); browser tools are named `browser_*` as Playwright's
-#: MCP server names them.
-TOOL_NAMES = ("web_search", "web_fetch", "pdf_read", "run_sql", "get_all_external_knowledge_names",
-              "get_knowledge_definition", "get_all_knowledge_definitions", "final_answer")
+#: A tool name's shape (which tools exist, and their arguments, is the tool registry's: rig.tools.registry).
+_TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class ToolCall(_Model):
@@ -206,8 +204,8 @@ class ToolCall(_Model):
     @field_validator("tool")
     @classmethod
     def _known_tool(cls, v: str) -> str:
-        if v not in TOOL_NAMES and not re.fullmatch(r"browser_[a-z_]+", v):
-            raise ValueError(f"unknown tool {v!r}; tools are {', '.join(TOOL_NAMES)} and browser_* tools")
+        if not _TOOL_NAME.match(v):
+            raise ValueError(f"{v!r} is not a tool name (lower-case letters, digits and '_', e.g. run_sql)")
         return v
 
 
