@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rigwarc.atomic import atomic_write
-
 from rig.errors import InfraError
+from rigwarc.atomic import atomic_write
 
 if TYPE_CHECKING:
     import pandas as pd
