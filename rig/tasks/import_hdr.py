@@ -17,7 +17,7 @@ from rig.tasks.importing import (
 )
 from rig.tasks.checks import DB_SUFFIXES
 from rig.tasks.task_files import task_id_from
-from rig.tools.databases import DATABASES
+from rig.tools.databases import bundled_databases
 
 ID = "id"
 #: The fields this importer maps; every other field (sql_knowledge_id, sub-questions, ...) is kept in `meta`.
@@ -97,7 +97,7 @@ def gold_table(answer: Any) -> tuple[list[str], list[list[str]]]:
 def db_file(name: str) -> str:
     """A record's `db` as the task's: a bundled database's name stays; any other names a LiveSQLBench database the
     task file finds beside it, `<name>.sqlite` (a name that already is a file name is kept)."""
-    if name in DATABASES or name.endswith(DB_SUFFIXES) or "/" in name or "\\" in name:
+    if name in bundled_databases() or name.endswith(DB_SUFFIXES) or "/" in name or "\\" in name:
         return name
     return f"{name}.sqlite"
 
