@@ -83,7 +83,7 @@ def test_every_bundled_reference_tool_script_fits_the_registry():
 def _with_calls(tmp_path: Path, calls: list[dict]) -> Path:
     data = yaml.safe_load(Path(resolve_task("hybrid-s2sql-01").source).read_text())
     data["reference_tools"] = calls
-    path = tmp_path / "task.yaml"
+    path = tmp_path / f"{data['id']}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
