@@ -73,10 +73,12 @@ def test_no_import_cycles():
 @pytest.mark.parametrize("lower,forbidden", [
     ("recorders", ("rig", "replay")),
     ("replay", ("rig", "recorders")),
-    ("rig.formats", ("rig.grading", "rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.sites", "rig.tasks")),
+    ("rig.formats", ("rig.grading", "rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.network", "rig.sites",
+                     "rig.tasks")),
+    ("rig.network", ("rig.grading", "rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.sites")),
     ("rig.tasks", ("rig.grading", "rig.agents", "rig.runner", "rig.report")),
     ("rig.agents", ("rig.grading", "rig.runner", "rig.report")),
-    ("rig.grading", ("rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.sites")),
+    ("rig.grading", ("rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.network", "rig.sites")),
 ])
 def test_imports_run_one_way(lower, forbidden):
     bad = [f"{m} imports {t}" for m in _light((lower,)) for t in _imports(m) if any(_within(t, f) for f in forbidden)]

@@ -1,11 +1,12 @@
-"""The offline web (tests/liveweb.py) and the browser's host mapping (`rig.browser.parse_resolve`)."""
+"""The offline web (tests/liveweb.py) and the browser's host mapping (`rig.network.parse_resolve`)."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.async_api import expect
 
-from rig.browser import launch, launch_args, parse_resolve, resolver_rules
+from rig.browser import launch
+from rig.network import launch_args, parse_resolve, resolver_rules
 from rig.errors import InputError
 
 
@@ -23,7 +24,7 @@ def test_resolve_values_are_checked():
 
 
 def test_a_mapping_off_loopback_needs_live():
-    from rig.runner.live import Network
+    from rig.network import Network
 
     with pytest.raises(InputError) as err:
         Network.of(False, ["staging.example.org=10.0.0.5:8443"])
