@@ -33,17 +33,16 @@ _PROXY_REFUSED = ("ERR_TUNNEL_CONNECTION_FAILED", "ERR_EMPTY_RESPONSE")
 
 
 def redirect_chain(request: Request) -> list[str]:
-    """How the browser came to `request`, first URL first: the page a navigation left (when it is a web page), then
-    every hop of its HTTP redirect chain, the request's own URL last."""
+    """How the browser came to `request`, first URL first: the page that sent the browser on (its chain's first
+    request's `Referer`, as a meta refresh, a script or a link sends it; a URL typed or given to `goto` has none),
+    then every hop of its HTTP redirect chain, the request's own URL last."""
     hops: list[str] = []
     r: Request | None = request
+    first = request
     while r is not None:
         hops.insert(0, r.url)
-        r = r.redirected_from
-    try:
-        left = request.frame.url if request.is_navigation_request() else ""
-    except Exception:  # a service worker's request has no frame
-        left = ""
+        first, r = r, r.redirected_from
+    left = first.headers.get("referer", "") if first.is_navigation_request() else ""
     if left.startswith(("http://", "https://")) and left != hops[0]:
         hops.insert(0, left)
     return hops
