@@ -240,6 +240,9 @@ def markdown(summary: Summary) -> str:
     head += f", {summary.ungraded} could not be graded)" if summary.ungraded else ")"
     out = [head, ""]
     out += [f"**Warning:** {md_text(w)}  " for w in infra_warnings(summary)] + ([""] if summary.infra else [])
+    if unreachable := sum(g.statuses.get("site_unreachable", 0) for g in summary.groups):
+        out += [f"{unreachable} episode(s) scored as failures of their task: the live site did not load within the "
+                "budget (site_unreachable, the site's failure, not infrastructure).", ""]
     out += [("| Agent | Constraint Row-F1 | Constraint Item-F1 | Constraint P.O.A. | Goal Row-F1 | Goal Item-F1 "
              "| Goal P.O.A. | Overall Item-F1 | Infra failures |"), "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for a in agents:

@@ -30,6 +30,8 @@ from rig import __version__
 from rig.formats.episode import PolitenessRecord
 from rig.network.failures import SiteUnreachable, failure_reason, is_transient
 
+#: The least time worth another attempt at a page: no retry starts with less left before the deadline.
+MIN_ATTEMPT_S = 1.0
 #: Statuses that mean "too many requests, slow down".
 BACKOFF_STATUSES = (429, 503)
 #: What the rig adds to the browser's user agent in live runs.
@@ -241,7 +243,7 @@ async def polite_goto(page: Page, url: str, politeness: Politeness | None, recor
     def stop(state: RetryCallState) -> bool:
         if state.attempt_number >= politeness.retries + 1:
             return True  # the last answer stands (give_up)
-        if deadline is not None and clock() + state.upcoming_sleep >= deadline:
+        if deadline is not None and clock() + state.upcoming_sleep + MIN_ATTEMPT_S >= deadline:
             raise SiteUnreachable(f"{url} did not load within the episode's budget ({_outcome(state, timeout_ms)}, "
                                   f"{state.attempt_number} attempt{'s' * (state.attempt_number > 1)})")
         return False

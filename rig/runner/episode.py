@@ -135,7 +135,6 @@ async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episo
     episode.status, episode.error, episode.ended_at = "incomplete", None, None
     episode.versions.playwright = playwright_version()
     directory.write_episode(episode)
-    deadline = time.monotonic() + ctx.budget.timeout_s  # the start page and the agent share the episode's budget
     out_dir = directory.path
     rec: Recorder | None = None
     events: PageEvents | None = None
@@ -161,6 +160,7 @@ async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episo
             page = context.pages[0] if context.pages else await context.new_page()
             record = gate.record if gate is not None else None
             unreachable = None
+            deadline = time.monotonic() + ctx.budget.timeout_s  # the start page and the agent share the budget
             if episode.start_url and episode.start_url != "about:blank":
                 async with rec.action(Action(type="goto", value=episode.start_url)):
                     unreachable = await _open_start(page, episode.start_url, politeness, record, deadline,
