@@ -672,3 +672,44 @@ def test_loopback_is_closed_to_a_live_run_unless_the_task_names_it(liveweb, tmp_
     assert ep.status == "ok", ep.error
     assert agent.outcomes[:2] == [secret, liveweb.secret.url("/by-redirect")], agent.outcomes
     assert [r.path for r in liveweb.secret.requests if r.path != "/favicon.ico"] == ["/direct", "/by-redirect"]
+
+
+async def test_web_fetch_follows_no_redirect_out_of_the_allow_list(liveweb, tmp_path, sites_url):
+    """The MCP tools' `web_fetch`, called by the official `mcp` client in another process: a page that redirects to
+    a host not allowed is refused at the hop (0 requests there) and recorded with its chain; the episode's own MCP
+    endpoint, on loopback, cannot be fetched either."""
+    import shlex
+    import sys
+
+    from rig.agents.base import Budget
+    from rig.agents.cli_agent import CliAgent
+    from rig.network import Network
+    from rig.runner.local import run_local
+    from rig.tasks import load_task
+
+    doc = liveweb.archive.url("/doc/1") + "?via=fetch"
+    go = liveweb.redirect_url("go", doc)
+    calls = [{"tool": "web_fetch", "args": {"url": go}}, {"tool": "web_fetch", "args": {"url": "MCP_URL"}},
+             {"tool": "final_answer", "args": {"answer": "| Where |\n|---|\n"}}]
+    template, out = tmp_path / "calls.template.json", tmp_path / "results.json"
+    template.write_text(json.dumps(calls))
+    client = Path(__file__).parent / "mcp_client_script.py"
+    command = (f'sed "s|MCP_URL|$RIG_MCP_URL|" {shlex.quote(str(template))} > {shlex.quote(str(tmp_path / "calls.json"))}'
+               f" && {shlex.quote(sys.executable)} {shlex.quote(str(client))} "
+               f"{shlex.quote(str(tmp_path / 'calls.json'))} --out {shlex.quote(str(out))}")
+    task = load_task(live_task(tmp_path / "tasks", "fetch-01", liveweb.redirect.url("/start"), [liveweb.REDIRECT]))
+    agent = CliAgent(command)
+    spec = EpisodeSpec(task, "constraint", agent.name, 0)
+    network = Network.of(True, liveweb.resolve_args()[1::2], ignore_https_errors=True)
+    [ep] = await run_local([spec], agent, tmp_path / "runs", sites_url=sites_url, allow_hosts=[], network=network,
+                           budget=Budget(max_steps=60, timeout_s=240, stall_s=240))
+    assert liveweb.archive.hits == 0, "web_fetch followed a redirect to a host the run did not allow"
+    assert ep.status == "ok", ep.error
+    results = json.loads(out.read_text())
+    assert [r["is_error"] for r in results[:2]] == [True, True], results
+    mcp_url = results[1]["args"]["url"]
+    assert mcp_url.startswith("http://127.0.0.1:") and liveweb.redirect.requests_to("/go")
+    saved = EpisodeDir(spec.directory(tmp_path / "runs").path).read_episode()
+    blocked = {b.url: b for b in saved.blocked or []}
+    assert blocked[doc].chain == [go, doc] and blocked[doc].by == "proxy"
+    assert blocked[mcp_url].reason == "not on the run's allow-list" and blocked[mcp_url].by == "browser"

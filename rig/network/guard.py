@@ -58,6 +58,8 @@ class NetworkGuard:
         self.blocked = 0
         self.urls: list[str] = []
         self.records: list[BlockedRequest] = []
+        #: Each URL of a blocked request's chain -> why the chain was refused (the latest), for `failure`.
+        self._refused_chains: dict[str, str] = {}
 
     async def start(self) -> NetworkGuard:
         """Start the context's proxy (before the context is made: it is one of its options)."""
@@ -78,8 +80,9 @@ class NetworkGuard:
         return self.policy.url_refused(url) is None
 
     def failure(self, url: str) -> str | None:
-        """Why the proxy refused or could not reach `url`'s host and port last time; None: it did not."""
-        return self.proxy.failure(url)
+        """Why a navigation to `url` failed, as far as the guard knows: a refused hop of a chain through `url`, else
+        what the proxy said of `url`'s host and port last time; None: neither."""
+        return self._refused_chains.get(url) or self.proxy.failure(url)
 
     async def attach(self, context: BrowserContext) -> NetworkGuard:
         """Route every request and WebSocket of `context` through the rules; block the unrouted channels; record
@@ -92,6 +95,7 @@ class NetworkGuard:
 
     def _block(self, url: str, chain: list[str], reason: str, by: Literal["browser", "proxy"]) -> None:
         self.blocked += 1
+        self._refused_chains.update(dict.fromkeys(chain, reason))
         if len(self.urls) < KEEP_URLS:
             self.urls.append(self.redact(url))
         if len(self.records) < KEEP_URLS:
