@@ -24,7 +24,7 @@ class Versions(BaseModel):
 
 
 class PolitenessRecord(BaseModel):
-    """What a live run's politeness did in one episode (rig.politeness): the limits it kept and how often it
+    """What a live run's politeness did in one episode (rig.network.politeness): the limits it kept and how often it
     held requests back or backed off."""
 
     rate_per_host: float = Field(description="requests a second each host was sent at most (0: no rate limit)")
