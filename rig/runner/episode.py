@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TextIO
@@ -165,17 +165,17 @@ async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episo
                 async with rec.action(Action(type="goto", value=episode.start_url)):
                     unreachable = await _open_start(page, episode.start_url, politeness, record, deadline,
                                                     site_is_live=episode.live and _site_is_theirs(spec.task), guard=guard)
-            budget = replace(ctx.budget, timeout_s=max(0.0, deadline - time.monotonic()))
             env = EpisodeEnv(
                 task=spec.task, variant=spec.variant, prompt=episode.prompt or "", start_url=episode.start_url or "",
-                sites_url=ctx.sites_url, context=context, page=page, recorder=rec, out_dir=out_dir, budget=budget,
+                sites_url=ctx.sites_url, context=context, page=page, recorder=rec, out_dir=out_dir, budget=ctx.budget,
                 cdp_url=cdp_url, console=ctx.console or sys.stdout, base_url=_script_base(spec.task, ctx.sites_url),
                 politeness=politeness, politeness_record=record, network_guard=guard,
             )
             if unreachable is not None:
                 status, error = "site_unreachable", unreachable
             else:
-                status, error = await _drive(agent, env, rec, budget, browser, directory)
+                status, error = await _drive(agent, env, rec, ctx.budget, browser, directory,
+                                             started=deadline - ctx.budget.timeout_s)
             await events.finish()
             await _close_bounded(rec, context)
             episode.finish(status, rec.redactor.url(error) if error else None, rec.steps)
@@ -224,11 +224,11 @@ async def _open_start(page: Page, url: str, politeness: Politeness | None, recor
 
 
 async def _drive(agent: Agent, env: EpisodeEnv, rec: Recorder, budget: Budget, browser: Browser | None,
-                 directory: EpisodeDir) -> tuple[Status, str | None]:
-    """Run the agent under its budgets; map the outcome to an episode status. A task-less episode (`rig record`)
-    needs no answer."""
+                 directory: EpisodeDir, started: float) -> tuple[Status, str | None]:
+    """Run the agent under its budgets (the wall-clock one counted from `started`, before the start page); map the
+    outcome to an episode status. A task-less episode (`rig record`) needs no answer."""
     try:
-        answer = await supervise(agent.run(env), budget, lambda: rec.steps)
+        answer = await supervise(agent.run(env), budget, lambda: rec.steps, started=started)
     except BudgetExceeded as exc:
         return exc.status, str(exc)
     except ParseFailure as exc:
