@@ -23,7 +23,7 @@ from rig.formats.imports import ImportReport
 from rig.log import setup_logging
 
 if TYPE_CHECKING:
-    from rig.politeness import Politeness
+    from rig.network.politeness import Politeness
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Drive, record, grade and replay web research agents.")
 sites_app = typer.Typer(no_args_is_help=True, help="The bundled replica sites.")
@@ -51,7 +51,7 @@ def _progress() -> Progress:
 
 def _politeness(rate_limit: float, max_per_host: int) -> Politeness:
     """A live run's politeness from `--rate-limit` and `--max-per-host`."""
-    from rig.politeness import Politeness
+    from rig.network.politeness import Politeness
 
     return Politeness(rate_per_host=rate_limit, max_per_host=max_per_host)
 
@@ -115,7 +115,7 @@ def record(
     """Run one action script in a recorded browser; write an episode directory."""
     import asyncio
 
-    from rig.runner.live import Network
+    from rig.network.settings import Network
     from rig.runner.record import record_script
     from rig.step_images import recorder_options
 
@@ -461,7 +461,7 @@ def drift(
 
     Exit 0 when nothing changed, 1 when something changed or is gone, 2 on bad input.
     """
-    from rig.browser import parse_resolve
+    from rig.network.resolve import parse_resolve
     from rig.drift import DriftOptions, format_drift
     from rig.drift import drift as check_drift
 

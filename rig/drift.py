@@ -44,11 +44,12 @@ from replay.index import ArchiveIndex, Exchange, load_index
 from replay.redrive import RECHECKS, redrive
 from replay.report import RecordedStep
 from replay.snapshot import snapshot_dirs
-from rig.browser import HostMapping, launch
+from rig.browser import launch
+from rig.network.resolve import HostMapping
 from rig.episode_dir import EpisodeDir, RunsDir
 from rig.errors import InputError
 from rig.formats.drift import DriftItem, DriftReport
-from rig.politeness import PoliteGate, Politeness
+from rig.network.politeness import PoliteGate, Politeness
 from rig.replay_cmd import load_episode
 from rig.sites import bundled_adapters
 from rig.tasks.loader import task_of

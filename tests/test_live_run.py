@@ -287,3 +287,39 @@ def test_allow_host_still_limits_a_live_run(liveweb, tmp_path):
     assert ep.blocked_requests == 1 and ep.blocked_urls == ["https://archive.example.net/doc/1"]
     assert liveweb.archive.hits == 0 and liveweb.portal.requests_to("/results")
     assert ep.politeness is not None and ep.politeness.requests >= 3
+
+
+def test_a_live_start_page_that_does_not_load_is_the_sites_failure_within_the_budget(liveweb, tmp_path):
+    """A start page that never answers, or answers 503 again and again: the episode's --timeout holds across the
+    rig's retries (counted at the host, not timed), and the episode is `site_unreachable`, scored as the task's
+    failure and shown in the summary, never an infrastructure failure retried three times."""
+    liveweb.portal.set_delay("/search", 120)
+    task, runs = write_task(tmp_path / "portal-slow.yaml", liveweb), tmp_path / "runs"
+    res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(tmp_path)}", "--variant", "goal",
+              "--out", str(runs), *live_args(liveweb), "--timeout", "8")
+    assert res.returncode == 0, res.stderr[-3000:]
+    [ed] = episodes(runs)
+    ep = ed.read_episode()
+    assert (ep.status, ep.attempts) == ("site_unreachable", 1), ep.error
+    assert "did not load within the episode's budget" in ep.error and START in ep.error
+    assert len(liveweb.portal.requests_to("/search")) == 1, "one attempt fits an 8 s budget with a 30 s page timeout"
+    summary = grade(runs)
+    [group] = summary["groups"]
+    assert group["statuses"] == {"site_unreachable": 1} and (group["scored"], group["infra"]) == (1, 0)
+    g = json.loads(ed.grade_file.read_text())
+    assert g["scored"] and not g["passed"]
+    assert "site_unreachable" in (runs / "summary.md").read_text()
+
+    liveweb.portal.set_delay("/search", 0)
+    liveweb.portal.fail_next("/search", 503, times=50, retry_after=2)
+    before = len(liveweb.portal.requests_to("/search"))
+    runs = tmp_path / "runs503"
+    res = rig("run", "--task", str(task), "--agent", f"scripted:{script_file(tmp_path)}", "--variant", "goal",
+              "--out", str(runs), *live_args(liveweb), "--timeout", "5")
+    assert res.returncode == 0, res.stderr[-3000:]
+    [ed] = episodes(runs)
+    ep = ed.read_episode()
+    assert ep.status == "site_unreachable" and "HTTP 503" in ep.error, ep.error
+    tries = len(liveweb.portal.requests_to("/search")) - before
+    assert 1 <= tries <= 3, f"{tries} attempts: 2 s apart (Retry-After), at most 3 start within 5 s (4 without a budget)"
+    assert ep.politeness is not None and ep.politeness.retries == tries - 1

@@ -168,6 +168,9 @@ def _warnings(summary: Summary) -> list[str]:
     out += [f"**Warning:** {md_text(g.name)} mixes revisions of task {md_text(m.task)}: "
             + ", ".join(f"{md_text(r)} ({n})" for r, n in m.revisions.items()) + "  "
             for g in summary.groups for m in g.mixed_revisions]
+    if unreachable := sum(g.statuses.get("site_unreachable", 0) for g in summary.groups):
+        out.append(f"{unreachable} episode(s) scored as failures of their task: the live site did not load within the "
+                   "budget (site_unreachable, the site's failure, not infrastructure).  ")
     return out + ([""] if out else [])
 
 

@@ -17,10 +17,13 @@ class BudgetExceeded(Exception):
         self.status = status
 
 
-async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], int], poll_s: float = 0.1) -> Any:
-    """Await `work`, cancelling it when the time, stall or step budget runs out."""
+async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], int], poll_s: float = 0.1,
+                    started: float | None = None) -> Any:
+    """Await `work`, cancelling it when the time, stall or step budget runs out (the wall-clock budget counted from
+    `started`, a `time.monotonic()` time, default now: the episode's start page shares it)."""
     task = asyncio.ensure_future(work)
-    start = last_change = time.monotonic()
+    last_change = time.monotonic()
+    start = started if started is not None else last_change
     seen = steps()
     reason: BudgetExceeded | None = None
     while not task.done():

@@ -8,8 +8,8 @@ from typing import Literal
 
 from rig.agents.base import Budget
 from rig.errors import InputError
-from rig.politeness import Politeness
-from rig.runner.live import Network
+from rig.network.politeness import Politeness
+from rig.network.settings import Network
 from rig.step_images import StepImages, recorder_options
 
 VARIANTS = ("constraint", "goal")

@@ -17,8 +17,8 @@ from rig.formats.task import Task
 from rig.log import add_run_log
 from rig.runner.config import VARIANTS, RunConfig
 from rig.runner.frozen import open_frozen
-from rig.runner.hosts import parse_hosts
-from rig.runner.live import check_reachable
+from rig.network.policy import parse_hosts
+from rig.network.settings import check_reachable
 from rig.runner.local import claim, plan, run_local
 from rig.runner.spec import agent_identity
 from rig.sites import SitesServer
