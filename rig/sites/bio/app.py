@@ -5,40 +5,26 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.templating import Jinja2Templates
 
+from rig.sites.pages import Pages, mount_base
 from rig.sites.bio import query as q
 from rig.sites.bio.data import EXISTENCE, PHASES, STATUSES
 
 _HERE = Path(__file__).parent
-_templates = Jinja2Templates(directory=str(_HERE / "templates"))
+PAGES = Pages(_HERE / "templates")
 ROOT_TAXON = 1
-
-
-def _base(request: Request) -> str:
-    return request.scope.get("root_path", "").rstrip("/")
-
-
-def _render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-    base = _base(request)
-    context.update(base=base, link=lambda kind, ident: f"{base}/{kind}/{quote(str(ident), safe='')}")
-    return _templates.TemplateResponse(request, name, context, status_code=status_code)
-
-
-def _not_found(request: Request, what: str) -> HTMLResponse:
-    return _render(request, "not_found.html", status_code=404, what=what)
 
 
 def home(request: Request) -> HTMLResponse:
     """The knowledgebase's start page: what it holds and where to search it."""
-    return _render(request, "home.html")
+    return PAGES.render(request, "home.html")
 
 
 def _cell(col: q.Column, value: Any) -> str:
@@ -54,7 +40,7 @@ def _cell(col: q.Column, value: Any) -> str:
 def _search_href(request: Request, query: str, fields: str, **extra: Any) -> str:
     params = {"query": query, **({"fields": fields} if fields else {}),
               **{k: v for k, v in extra.items() if v not in (None, "")}}
-    return f"{_base(request)}/proteins?{urlencode(params)}"
+    return f"{mount_base(request)}/proteins?{urlencode(params)}"
 
 
 def proteins(request: Request) -> HTMLResponse:
@@ -70,7 +56,7 @@ def proteins(request: Request) -> HTMLResponse:
             scope = q.parse(text)
         except q.QueryError as exc:
             ctx["error"] = str(exc)
-            return _render(request, "proteins.html", status_code=400, **ctx)
+            return PAGES.render(request, "proteins.html", status_code=400, **ctx)
         sort = params.get("sort") or None
         desc = params.get("dir") == "desc"
         page = int(params["page"]) if params.get("page", "").isdigit() else 1
@@ -95,25 +81,25 @@ def proteins(request: Request) -> HTMLResponse:
         ctx.update(result=result, heads=heads, pager=pager, facets=facets, scope_params=scope.params(),
                    rows=[[(c, _cell(c, v)) for c, v in zip(columns, row)] for row in result.rows],
                    sort_label=q.COLUMNS[result.sort].label if result.sort else None)
-    return _render(request, "proteins.html", **ctx)
+    return PAGES.render(request, "proteins.html", **ctx)
 
 
 def protein(request: Request) -> HTMLResponse:
     """An entry's page: names, organism and lineage (linked), function, sequence, evidence, trial cross-references."""
     entry = q.protein(request.path_params["accession"].upper())
     if entry is None:
-        return _not_found(request, f"entry {request.path_params['accession']}")
-    return _render(request, "protein.html", p=entry, existence=EXISTENCE[entry["existence"]],
+        return PAGES.not_found(request, f"entry {request.path_params['accession']}")
+    return PAGES.render(request, "protein.html", p=entry, existence=EXISTENCE[entry["existence"]],
                    keywords=entry["keywords"].split(";"))
 
 
 def taxonomy(request: Request) -> HTMLResponse:
     """The taxonomy browser: a tree whose children load when a node expands, and the selected taxon's panel."""
-    return _render(request, "taxonomy.html", root=q.taxon(ROOT_TAXON))
+    return PAGES.render(request, "taxonomy.html", root=q.taxon(ROOT_TAXON))
 
 
 def _taxon_search(request: Request, field: str, taxon_id: int) -> str:
-    return f"{_base(request)}/proteins?{urlencode({'query': f'{field}:{taxon_id}'})}"
+    return f"{mount_base(request)}/proteins?{urlencode({'query': f'{field}:{taxon_id}'})}"
 
 
 def _taxon_id(request: Request) -> int | None:
@@ -150,8 +136,8 @@ def taxon_page(request: Request) -> HTMLResponse:
     tid = request.path_params["id"]
     node = q.taxon(int(tid)) if tid.isdigit() else None
     if node is None:
-        return _not_found(request, f"taxon {tid}")
-    return _render(request, "taxon.html", t=node, search_taxonomy=_taxon_search(request, "taxonomy_id", node["id"]),
+        return PAGES.not_found(request, f"taxon {tid}")
+    return PAGES.render(request, "taxon.html", t=node, search_taxonomy=_taxon_search(request, "taxonomy_id", node["id"]),
                    search_organism=_taxon_search(request, "organism_id", node["id"]))
 
 
@@ -163,7 +149,7 @@ def trials(request: Request) -> HTMLResponse:
     if searched:
         result = q.search_trials(f)
         items = [(k, v) for k, v in request.query_params.multi_items() if k not in ("page", "sort", "dir")]
-        base = f"{_base(request)}/trials?"
+        base = f"{mount_base(request)}/trials?"
 
         def href(**extra: Any) -> str:
             return base + urlencode(items + [(k, str(v)) for k, v in extra.items()])
@@ -176,20 +162,20 @@ def trials(request: Request) -> HTMLResponse:
         pager = [{"page": n, "href": href(sort=f.sort, dir=f.dir, page=n), "current": n == result.page}
                  for n in range(1, result.pages + 1)] if result.pages > 1 else []
         ctx.update(result=result, heads=heads, pager=pager, target=q.protein(f.target) if f.target else None)
-    return _render(request, "trials.html", **ctx)
+    return PAGES.render(request, "trials.html", **ctx)
 
 
 def trial_page(request: Request) -> HTMLResponse:
     """A trial's record: phase, status, condition, dates, enrollment, sponsor and its target entries (linked)."""
     t = q.trial(request.path_params["nct"].upper())
     if t is None:
-        return _not_found(request, f"trial {request.path_params['nct']}")
-    return _render(request, "trial.html", t=t)
+        return PAGES.not_found(request, f"trial {request.path_params['nct']}")
+    return PAGES.render(request, "trial.html", t=t)
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
     """Any other path: a plain 404 inside the site's layout."""
-    return _not_found(request, f"page {request.url.path}")
+    return PAGES.not_found(request, f"page {request.url.path}")
 
 
 def build_app() -> Starlette:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import random
 import sqlite3
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+from rig.sites.memdb import MemoryDB
 
 SEED = 27
 DATA_VERSION = "biokb-synthetic==1 (seed 27)"
@@ -387,37 +388,32 @@ def dataset() -> BioData:
     return BioData(taxa, proteins, trials, targets)
 
 
-_LOCK = threading.Lock()
-
-
-@lru_cache(maxsize=1)
-def _connection() -> sqlite3.Connection:
+def _tables() -> dict[str, list[dict[str, Any]]]:
     data = dataset()
-    db = sqlite3.connect(":memory:", check_same_thread=False)
-    db.row_factory = sqlite3.Row
-    db.executescript(
-        "CREATE TABLE taxa (id INTEGER PRIMARY KEY, name TEXT, rank TEXT, common TEXT, parent INTEGER, depth INTEGER,"
-        " lineage TEXT);"
-        "CREATE TABLE proteins (accession TEXT PRIMARY KEY, entry_name TEXT, protein_name TEXT, gene TEXT,"
-        " organism_id INTEGER, organism TEXT, reviewed INTEGER, length INTEGER, mass INTEGER, ec TEXT,"
-        " keywords TEXT, location TEXT, existence INTEGER, annotation INTEGER, family TEXT, lineage TEXT);"
-        "CREATE TABLE trials (nct TEXT PRIMARY KEY, title TEXT, phase TEXT, status TEXT, condition TEXT, drug TEXT,"
-        " sponsor TEXT, start TEXT, enrollment INTEGER);"
-        "CREATE TABLE targets (nct TEXT, accession TEXT);"
-        "CREATE INDEX taxa_parent ON taxa (parent);"
-        "CREATE INDEX proteins_organism ON proteins (organism_id);"
-        "CREATE INDEX targets_accession ON targets (accession);"
-    )
-    for table, rows in (("taxa", data.taxa), ("proteins", data.proteins), ("trials", data.trials),
-                        ("targets", data.targets)):
-        cols = list(rows[0])
-        db.executemany(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                       [tuple(r[c] for c in cols) for r in rows])
-    db.commit()
-    return db
+    return {"taxa": data.taxa, "proteins": data.proteins, "trials": data.trials, "targets": data.targets}
+
+
+_SCHEMA = (
+    "CREATE TABLE taxa (id INTEGER PRIMARY KEY, name TEXT, rank TEXT, common TEXT, parent INTEGER, depth INTEGER,"
+    " lineage TEXT);"
+    "CREATE TABLE proteins (accession TEXT PRIMARY KEY, entry_name TEXT, protein_name TEXT, gene TEXT,"
+    " organism_id INTEGER, organism TEXT, reviewed INTEGER, length INTEGER, mass INTEGER, ec TEXT,"
+    " keywords TEXT, location TEXT, existence INTEGER, annotation INTEGER, family TEXT, lineage TEXT);"
+    "CREATE TABLE trials (nct TEXT PRIMARY KEY, title TEXT, phase TEXT, status TEXT, condition TEXT, drug TEXT,"
+    " sponsor TEXT, start TEXT, enrollment INTEGER);"
+    "CREATE TABLE targets (nct TEXT, accession TEXT);"
+    "CREATE INDEX taxa_parent ON taxa (parent);"
+    "CREATE INDEX proteins_organism ON proteins (organism_id);"
+    "CREATE INDEX targets_accession ON targets (accession);"
+)
+DB = MemoryDB(_SCHEMA, _tables)
+
+
+def _connection() -> sqlite3.Connection:
+    """The loaded database (the site's `warm`: built before the server accepts requests)."""
+    return DB.connection
 
 
 def query(sql: str, params: dict[str, Any] | tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
     """Run one read-only statement on the shared database; every row."""
-    with _LOCK:
-        return _connection().execute(sql, params).fetchall()
+    return DB.query(sql, params)

@@ -6,40 +6,29 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.templating import Jinja2Templates
 
+from rig.sites.pages import Pages
 from rig.sites.vuln import query as q
 from rig.sites.vuln.data import VENDORS
 
 _HERE = Path(__file__).parent
-_templates = Jinja2Templates(directory=str(_HERE / "templates"))
-
-
-def _base(request: Request) -> str:
-    return request.scope.get("root_path", "").rstrip("/")
-
-
-def _render(request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-    base = _base(request)
-    context.update(base=base, link=lambda kind, ident: f"{base}/{kind}/{quote(str(ident), safe='')}")
-    return _templates.TemplateResponse(request, name, context, status_code=status_code)
+PAGES = Pages(_HERE / "templates")
 
 
 def home(request: Request) -> HTMLResponse:
     """The catalogue's start page: what it holds and the vendors."""
-    return _render(request, "home.html", vendors=list(VENDORS))
+    return PAGES.render(request, "home.html", vendors=list(VENDORS))
 
 
 def search_page(request: Request) -> HTMLResponse:
     """The search form; results arrive by XHR POST to /api/search when it is submitted."""
-    return _render(request, "search.html", vendors=list(VENDORS), versions=q.VERSIONS, date_types=q.DATE_TYPES,
+    return PAGES.render(request, "search.html", vendors=list(VENDORS), versions=q.VERSIONS, date_types=q.DATE_TYPES,
                    sorts=q.SORTS)
 
 
@@ -77,18 +66,18 @@ def cve_page(request: Request) -> HTMLResponse:
     """A CVE record: description, dates, metrics per CVSS version, weakness, affected version ranges."""
     rec = q.record(request.path_params["cve"].upper())
     if rec is None:
-        return _render(request, "not_found.html", status_code=404, what=f"record {request.path_params['cve']}")
-    return _render(request, "cve.html", r=rec)
+        return PAGES.not_found(request, f"record {request.path_params['cve']}")
+    return PAGES.render(request, "cve.html", r=rec)
 
 
 def vendors_page(request: Request) -> HTMLResponse:
     """Every vendor with its products and how many records affect each."""
-    return _render(request, "vendors.html", vendors=[(v, q.products(v)) for v in VENDORS])
+    return PAGES.render(request, "vendors.html", vendors=[(v, q.products(v)) for v in VENDORS])
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
     """Any other path: a plain 404 inside the site's layout."""
-    return _render(request, "not_found.html", status_code=404, what=f"page {request.url.path}")
+    return PAGES.not_found(request, f"page {request.url.path}")
 
 
 def build_app() -> Starlette:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 import random
 import sqlite3
-import threading
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any
+
+from rig.sites.memdb import MemoryDB
 
 SEED = 27
 DATA_VERSION = "vulndb-synthetic==1 (seed 27)"
@@ -261,31 +262,27 @@ def dataset() -> VulnData:
     return _cves(random.Random(SEED))
 
 
-_LOCK = threading.Lock()
-
-
-@lru_cache(maxsize=1)
-def _connection() -> sqlite3.Connection:
+def _tables() -> dict[str, list[dict[str, Any]]]:
     data = dataset()
-    db = sqlite3.connect(":memory:", check_same_thread=False)
-    db.row_factory = sqlite3.Row
-    db.executescript(
-        "CREATE TABLE cves (cve TEXT PRIMARY KEY, vendor TEXT, product TEXT, published TEXT, modified TEXT, cwe TEXT,"
-        " cwe_name TEXT, description TEXT);"
-        "CREATE TABLE metrics (cve TEXT, version TEXT, score REAL, severity TEXT, vector TEXT);"
-        "CREATE TABLE configs (cve TEXT, vendor TEXT, product TEXT, start_incl TEXT, end_excl TEXT, end_incl TEXT);"
-        "CREATE INDEX metrics_cve ON metrics (cve, version);"
-        "CREATE INDEX configs_product ON configs (vendor, product);"
-    )
-    for table, rows in (("cves", data.cves), ("metrics", data.metrics), ("configs", data.configs)):
-        cols = list(rows[0])
-        db.executemany(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                       [tuple(r[c] for c in cols) for r in rows])
-    db.commit()
-    return db
+    return {"cves": data.cves, "metrics": data.metrics, "configs": data.configs}
+
+
+_SCHEMA = (
+    "CREATE TABLE cves (cve TEXT PRIMARY KEY, vendor TEXT, product TEXT, published TEXT, modified TEXT, cwe TEXT,"
+    " cwe_name TEXT, description TEXT);"
+    "CREATE TABLE metrics (cve TEXT, version TEXT, score REAL, severity TEXT, vector TEXT);"
+    "CREATE TABLE configs (cve TEXT, vendor TEXT, product TEXT, start_incl TEXT, end_excl TEXT, end_incl TEXT);"
+    "CREATE INDEX metrics_cve ON metrics (cve, version);"
+    "CREATE INDEX configs_product ON configs (vendor, product);"
+)
+DB = MemoryDB(_SCHEMA, _tables)
+
+
+def _connection() -> sqlite3.Connection:
+    """The loaded database (the site's `warm`: built before the server accepts requests)."""
+    return DB.connection
 
 
 def query(sql: str, params: dict[str, Any] | tuple[Any, ...] | list[Any] = ()) -> list[sqlite3.Row]:
     """Run one read-only statement on the shared database; every row."""
-    with _LOCK:
-        return _connection().execute(sql, params).fetchall()
+    return DB.query(sql, params)

@@ -177,30 +177,30 @@
   tree.addEventListener("click", e => {
     const item = e.target.closest('[role="treeitem"]');
     if (!item) return;
-    if (e.target.closest(".twisty") && item.hasAttribute("aria-expanded")) {
-      if (item.getAttribute("aria-expanded") === "true") collapse(item); else expand(item);
-      return;
-    }
-    select(item);
+    const twisty = e.target.closest(".twisty") && item.hasAttribute("aria-expanded");
+    if (!twisty) select(item);
+    else (item.getAttribute("aria-expanded") === "true" ? collapse : expand)(item);
   });
 
+  // keyboard: the tree pattern's keys, each a function of the focused item and the visible items around it
+  const KEYS = {
+    ArrowDown: (item, all, i) => all[i + 1] && focusItem(all[i + 1]),
+    ArrowUp: (item, all, i) => i > 0 && focusItem(all[i - 1]),
+    ArrowRight: item => expand(item),
+    ArrowLeft: item => {
+      if (item.getAttribute("aria-expanded") === "true") return collapse(item);
+      const up = item.parentElement.closest('[role="treeitem"]');
+      if (up) focusItem(up);
+    },
+    Enter: item => select(item),
+    " ": item => select(item),
+  };
   tree.addEventListener("keydown", e => {
     const item = e.target.closest('[role="treeitem"]');
-    if (!item) return;
+    const act = KEYS[e.key];
+    if (!item || !act) return;
     const all = visibleItems();
-    const i = all.indexOf(item);
-    const expanded = item.getAttribute("aria-expanded");
-    switch (e.key) {
-      case "ArrowDown": if (all[i + 1]) focusItem(all[i + 1]); break;
-      case "ArrowUp": if (i > 0) focusItem(all[i - 1]); break;
-      case "ArrowRight": if (expanded === "false") expand(item); break;
-      case "ArrowLeft":
-        if (expanded === "true") collapse(item);
-        else { const up = item.parentElement.closest('[role="treeitem"]'); if (up) focusItem(up); }
-        break;
-      case "Enter": case " ": select(item); break;
-      default: return;
-    }
+    act(item, all, all.indexOf(item));
     e.preventDefault();
   });
 })();
