@@ -141,15 +141,13 @@ def test_every_perturbation_is_labelled_with_its_injected_category(live):
 
 
 def test_frozen_replay_reaches_no_origin_and_grades_the_same(live, tmp_path_factory):
-    """The shipped snapshot answers the references and every perturbed agent on vuln-01, whose answer needs both
-    "load more" batches replayed in sequence."""
+    """The shipped snapshot answers every agent on vuln-01 with nothing listening; its answer needs both "load
+    more" batches replayed in sequence. The references of every task are replayed frozen by test_replay_frozen.py."""
     grades, _, _ = live
     with frozen_trap() as trap:
-        refs, _ = record_site(TASKS, tmp_path_factory.mktemp("vuln-frozen"), frozen=SNAPSHOTS / "vuln",
-                              agents=["reference"])
-        faults, _ = record_site(["vuln-01"], tmp_path_factory.mktemp("vuln-frozen-faults"),
-                                frozen=SNAPSHOTS / "vuln", agents=AGENTS[1:])
+        frozen, _ = record_site(["vuln-01"], tmp_path_factory.mktemp("vuln-frozen"), frozen=SNAPSHOTS / "vuln")
     assert trap is None or trap.requests == [], [r.target for r in trap.requests]
-    for key, frozen in {**refs, **faults}.items():
-        same_grades(grades[key], frozen)
-    assert refs["vuln-01", "reference"].scores.rows_pred == 13
+    assert len(frozen) == len(AGENTS)
+    for key, got in frozen.items():
+        same_grades(grades[key], got)
+    assert frozen["vuln-01", "reference"].scores.rows_pred == 13
