@@ -295,10 +295,17 @@
     }
 
     const facts = {};
+    const factOf = (el, f) => (f.attribute ? el.getAttribute(f.attribute) : squash(el.innerText || el.textContent, 400));
     for (const [name, f] of Object.entries(opts.facts || {})) {
+      if (f.all) {  // every match, in page order (e.g. a table's visible column headers)
+        let els = [];
+        try { els = Array.from(document.querySelectorAll(f.selector)); } catch (e) {}
+        facts[name] = els.length ? els.map((el) => factOf(el, f)).filter((v) => v !== null) : null;
+        continue;
+      }
       let el = null;
       try { el = document.querySelector(f.selector); } catch (e) {}
-      facts[name] = el ? (f.attribute ? el.getAttribute(f.attribute) : squash(el.innerText || el.textContent, 400)) : null;
+      facts[name] = el ? factOf(el, f) : null;
     }
 
     const out = { url: location.href, quiet, busy, controls, aria, facts };

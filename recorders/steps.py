@@ -82,7 +82,7 @@ class StepWriter:
         the step's action. None when the page closed.
         """
         adapter = state.pick_adapter(self.adapters, tab.page.url)
-        facts = {k: f.model_dump(include={"selector", "attribute"}) for k, f in adapter.page.items()} if adapter else {}
+        facts = {k: f.model_dump(include={"selector", "attribute", "all"}) for k, f in adapter.page.items()} if adapter else {}
         began = time.monotonic()
         try:
             raw, settled = await self._settle(tab, facts)

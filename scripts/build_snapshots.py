@@ -58,11 +58,15 @@ class CrawlSpec:
     exclude: tuple[str, ...] = ()  # selectors of controls set by the bases
 
 
-#: The bundled sites' query pages. eco's browser needs a dataset: each dataset is a base state.
+#: The bundled sites' query pages. eco's browser needs a dataset, vuln's product picker a vendor: each is a base state.
 CRAWL: dict[str, CrawlSpec] = {
     "flights": CrawlSpec(page="/flights/search", submit=[{"click": 'role=button[name="Apply"]'}]),
     "stats": CrawlSpec(page="/stats/explore", bases=[[{"click": 'role=treeitem[name="World"s]'}]]),
     "eco": CrawlSpec(page="/eco/browse", submit=[{"click": "#run"}], exclude=("#dataset",)),
+    # bio: the trial registry's filters (the protein search is a query text, the taxonomy tree the agents walk)
+    "bio": CrawlSpec(page="/bio/trials", submit=[{"click": "#apply"}]),
+    # vuln: a product picker loads for the chosen vendor, so each vendor is a base state
+    "vuln": CrawlSpec(page="/vuln/search", submit=[{"click": "#search"}], exclude=("#vendor",)),
 }
 
 #: Every single-filter change available on a page: select options, checkboxes, radios, tree items and tabs.
