@@ -10,7 +10,7 @@ from rig.agents.base import Budget
 from rig.errors import InputError
 from rig.politeness import Politeness
 from rig.runner.live import Network
-from rig.step_images import StepImages, recorder_options
+from rig.runner.step_images import StepImages, recorder_options
 
 VARIANTS = ("constraint", "goal")
 
@@ -51,7 +51,7 @@ class RunConfig:
         """The run's network settings (InputError naming a bad `--resolve`)."""
         return Network.of(self.live, self.resolve, self.ignore_https_errors, self.politeness,
                           frozen=self.frozen is not None)
-    #: Where step images come from (`rig.step_images`): live screenshots, DOM snapshots drawn later by
+    #: Where step images come from (`rig.runner.step_images`): live screenshots, DOM snapshots drawn later by
     #: `rig render`, or none.
     step_images: StepImages = "live"
     #: The `cli` agent's command (a shell command line run against the episode's MCP tool server).

@@ -1,4 +1,4 @@
-"""`rig export PATH --wacz OUT.wacz`: episodes, a runs directory or site snapshots as one WACZ (replayweb.page opens it).
+"""`rig export PATH --wacz OUT.wacz [--force]`: episodes, a runs directory or site snapshots as one WACZ (replayweb.page opens it).
 
 The WACZ is built by the `wacz` package (its `create`, then its own validation). Each source WARC goes in whole
 under `archive/` (requests, responses and the recorder's per-step text and DOM records, which the CDX index leaves
@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import typer
 from loguru import logger
 
 from replay.errors import ReplayError
 from replay.index import ArchiveIndex, load_index, whole_gzip_members
 from replay.snapshot import Manifest, snapshot_dirs
+from rig.commands.console import say
 from rig.episode_dir import EpisodeDir, RunsDir
 from rig.errors import InfraError, InputError
 
@@ -51,13 +53,18 @@ class ExportResult:
     validated: bool
 
 
-def export_wacz(path: Path, out: Path) -> ExportResult:
-    """Write the episode directory, runs directory or snapshot directory at `path` as the WACZ `out`, and validate it."""
+def export_wacz(path: Path, out: Path, *, force: bool = False) -> ExportResult:
+    """Write the episode directory, runs directory or snapshot directory at `path` as the WACZ `out`, and validate it;
+    an `out` that exists is replaced only with `force` (InputError otherwise, before anything is read)."""
+    if out.suffix.lower() != ".wacz":
+        raise InputError("--wacz", None, f"{out} must end in .wacz")
+    if out.is_dir() or (out.exists() and not out.is_file()):
+        raise InputError("--wacz", None, f"{out} exists and is not a file; name the WACZ file to write")
+    if out.exists() and not force:
+        raise InputError("--wacz", None, f"{out} exists; --force overwrites it")
     sources = collect_sources(path)
     if not sources:
         raise InputError(str(path), None, "holds no episode archive and no snapshot: nothing to export")
-    if out.suffix.lower() != ".wacz":
-        raise InputError("--wacz", None, f"{out} must end in .wacz")
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rig-export-") as tmp:
         work = Path(tmp)
@@ -186,3 +193,15 @@ def _iso(when: datetime) -> str:
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in name) or "archive"
+
+
+def export(
+    path: Path = typer.Argument(..., help="an episode directory, a runs directory or a snapshot directory"),
+    wacz: Path = typer.Option(..., "--wacz", help="the WACZ file to write (OUT.wacz)"),
+    force: bool = typer.Option(False, "--force", help="overwrite OUT.wacz if it exists"),
+) -> None:
+    """Export episodes or snapshots as a WACZ (with each step's text) that replayweb.page opens.
+
+    An OUT.wacz that exists is kept (exit 2) unless --force."""
+    result = export_wacz(path, wacz, force=force)
+    say(f"{result.wacz}: {len(result.warcs)} archives, {result.pages} pages (validated)")
