@@ -235,7 +235,7 @@ def test_politeness_holds_requests_back_and_backs_off_after_429(liveweb, tmp_pat
 def test_rig_record_live_needs_live_off_loopback(liveweb, tmp_path):
     script = script_file(tmp_path, [{"goto": START}, *SCRIPT[:4]])
     res = rig("record", "--script", str(script), "--out", str(tmp_path / "no"), *liveweb.resolve_args())
-    assert res.returncode == 1 and "--live" in res.stderr and liveweb.portal.hits == 0
+    assert res.returncode == 2 and "--live" in res.stderr and liveweb.portal.hits == 0
     out = tmp_path / "yes"
     res = rig("record", "--script", str(script), "--out", str(out), *live_args(liveweb))
     assert res.returncode == 0, res.stderr[-3000:]
