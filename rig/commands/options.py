@@ -17,7 +17,7 @@ StepImagesOption = Annotated[str, typer.Option(
                           "snapshots) or off")]
 Live = Annotated[bool, typer.Option("--live", help="the browser may reach the network (default: loopback only; a task "
                                                    "off loopback needs --live or --frozen)")]
-Resolve = Annotated[Optional[list[str]], typer.Option(  # noqa: UP045 - typer reads the annotation
+Resolve = Annotated[Optional[list[str]], typer.Option(
     "--resolve", help="HOST=ADDR:PORT: requests for HOST go there (repeatable)")]
 IgnoreHttpsErrors = Annotated[bool, typer.Option("--ignore-https-errors", help="accept self-signed certificates")]
 RateLimit = Annotated[float, typer.Option("--rate-limit", help="live: requests a second per host at most (0: none)")]
