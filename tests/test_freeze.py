@@ -134,7 +134,7 @@ def test_frozen_refuses_a_task_whose_start_page_the_snapshot_lacks(liveweb, live
     path = tmp_path / "elsewhere.yaml"
     path.write_text(yaml.safe_dump(other), encoding="utf-8")
     code, out = rig("run", "--task", path, "--agent", "reference", "--frozen", snap, "--out", tmp_path / "runs")
-    assert code == 1
+    assert code == 2  # bad input
     assert "does not hold https://archive.example.net/doc/1" in out and "rig freeze" in out
     assert not (tmp_path / "runs").exists() or not RunsDir(tmp_path / "runs").episodes()
 
@@ -167,15 +167,15 @@ async def test_a_page_answered_differently_over_time_replays_as_that_sequence(li
 
 def test_freeze_refuses_bad_input_naming_it(tmp_path):
     code, out = rig("freeze", tmp_path / "nowhere", "--out", tmp_path / "snap")
-    assert code == 1 and "nowhere: no such runs or episode directory" in out
+    assert code == 2 and "nowhere: no such runs or episode directory" in out
     (tmp_path / "empty").mkdir()
     code, out = rig("freeze", tmp_path / "empty", "--out", tmp_path / "snap")
-    assert code == 1 and "holds no episode" in out
+    assert code == 2 and "holds no episode" in out
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")
     code, out = rig("freeze", tmp_path / "empty", "--out", busy)
-    assert code == 1
+    assert code == 2
     assert (busy / "notes.txt").read_text() == "mine"
 
 
@@ -211,7 +211,7 @@ def test_bundled_site_episodes_freeze_onto_the_frozen_origin(sites_url, frozen_o
     assert only_episode(frozen_runs).read_answer().rows == only_episode(live_runs).read_answer().rows
     assert frozen_origin_trap is None or frozen_origin_trap.requests == []
     code, out = rig("run", "--task", "flights-01", "--agent", "reference", "--frozen", snap, "--out", frozen_runs)
-    assert code == 1 and "holds stats, not flights" in out
+    assert code == 2 and "holds stats, not flights" in out
 
 
 #: A page longer than the recorder keeps (`max_body_bytes=1000`), which fetches a body that never ends.

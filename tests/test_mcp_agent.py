@@ -254,7 +254,7 @@ async def test_a_stdio_only_client_reaches_the_episode_through_rig_mcp_stdio(tmp
     assert [s["action"]["type"] for s in _steps(d)] == ["goto", "browser_snapshot", "browser_navigate", "final_answer"]
 
     rc, _, err = await _exec(RIG, "mcp-stdio", "--url", "http://example.org/mcp")
-    assert rc == 1 and "is not the rig's endpoint" in err
+    assert rc == 2 and "is not the rig's endpoint" in err
 
 
 async def test_rig_submit_ends_a_tool_server_episode_and_the_step_budget_counts_tool_calls(tmp_path, sites_url):

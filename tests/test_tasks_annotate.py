@@ -171,11 +171,11 @@ def test_bad_annotations_name_the_problem_and_leave_the_file_alone(demo):
     ]
     for args, message in cases:
         code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(episode), *args)
-        assert code == 1 and message in err, (args, out, err)
+        assert code == 2 and message in err, (args, out, err)  # bad input
         assert task_file.read_bytes() == original
     code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(task_file.parent),
                           "--state", "months=1")
-    assert code == 1 and "episode.json" in err
+    assert code == 2 and "episode.json" in err
     assert task_file.read_bytes() == original
 
 

@@ -20,9 +20,9 @@ from rig.errors import InputError
 from rig.formats.episode import Episode
 from rig.formats.task import Task
 from rig.network.guard import GUARDED_CONTEXT_OPTIONS
+from rig.network.settings import Network
 from rig.runner.browsers import BrowserPool
 from rig.runner.episode import EpisodeContext, run_episode
-from rig.network.settings import Network
 from rig.runner.spec import EpisodeSpec
 from rig.sites import bundled_adapters
 

@@ -17,8 +17,8 @@ from rich.progress import Progress
 from rig.agents.base import Budget
 from rig.errors import InputError
 from rig.formats.episode import Episode
-from rig.runner.config import RunConfig
 from rig.network.settings import Network
+from rig.runner.config import RunConfig
 from rig.runner.spec import EpisodeSpec, agent_identity
 
 

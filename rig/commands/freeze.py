@@ -13,12 +13,14 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+import typer
 from loguru import logger
 
 from replay import FROZEN_ORIGIN, ReplayError
 from replay.freeze import FreezeResult, FreezeSource, freeze, move_origin, origin_of
 from replay.snapshot import MANIFEST
 from rig import __version__
+from rig.commands.console import say
 from rig.episode_dir import EpisodeDir, find_episodes
 from rig.errors import InputError
 from rig.formats.episode import Episode
@@ -99,3 +101,13 @@ def _task(episode: Episode, ed: EpisodeDir) -> Task | None:
         logger.warning("{}: its task cannot be loaded ({}); its origins are frozen as recorded", ed.path, exc)
         return None
     return found[0] if found else None
+
+
+def freeze_command(
+    paths: list[Path] = typer.Argument(..., help="runs directories or episode directories"),
+    out_dir: Path = typer.Option(..., "--out", help="the snapshot directory to write (new, empty, or a snapshot)"),
+) -> None:
+    """Freeze what episodes archived into a site snapshot of any origin (serve it with `rig run --frozen`)."""
+    m = freeze_episodes(paths, out_dir).manifest
+    say(f"{out_dir}: {m.exchanges} answers from {m.sources.get('episodes', 0)} episodes, {m.bytes / 1e6:.2f} MB "
+        f"({', '.join(m.origins)})")
