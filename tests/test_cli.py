@@ -56,7 +56,7 @@ def test_the_error_tree_maps_to_exit_codes(tmp_path):
         busy.listen()
         (tmp_path / "runs").mkdir()
         res = invoke("view", tmp_path / "runs", "--port", busy.getsockname()[1])
-    assert res.exit_code == 3 and "could not listen on 127.0.0.1" in res.stderr
+    assert res.exit_code == 3 and "cannot serve the report view on 127.0.0.1" in res.stderr
     # another RigError (an answer with no table, handed in as such): it ran and found something, 1
     episode = EpisodeDir(tmp_path / "episode")
     episode.path.mkdir()
