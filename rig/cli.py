@@ -20,6 +20,7 @@ from rich.table import Table
 
 from rig.errors import InputError, RigError
 from rig.formats.imports import ImportReport
+from rig.formats.qa import DEFAULT_QA_THRESHOLD
 from rig.log import setup_logging
 
 if TYPE_CHECKING:
@@ -406,17 +407,59 @@ def render(
 def freeze(
     paths: list[Path] = typer.Argument(..., help="runs directories or episode directories"),
     out_dir: Path = typer.Option(..., "--out", help="the snapshot directory to write (new, empty, or a snapshot)"),
+    fuzzy: Optional[list[str]] = typer.Option(None, "--fuzzy", help="NAME[@[HOST]/PATH]: ignore this query parameter "
+                                              "(a cache-buster, a timestamp) when matching requests (repeatable)"),
+    no_qa: bool = typer.Option(False, "--no-qa", help="do not score the snapshot's replay fidelity (`rig qa`)"),
+    threshold: float = typer.Option(DEFAULT_QA_THRESHOLD, "--threshold", min=0, max=1,
+                                    help="the QA's threshold: pages below it are reported"),
 ) -> None:
-    """Freeze what episodes archived into a site snapshot of any origin (serve it with `rig run --frozen`)."""
-    from rig.freeze_cmd import freeze_episodes
+    """Freeze what episodes archived into a site snapshot of any origin (serve it with `rig run --frozen`), then score
+    its replay fidelity (`rig qa`, kept as qa.json)."""
+    from rig.freeze_cmd import freeze_episodes, qa_frozen
 
     try:
-        result = freeze_episodes(paths, out_dir)
+        result = freeze_episodes(paths, out_dir, fuzzy=fuzzy)
     except RigError as exc:
         _fail(exc)
     m = result.manifest
     out.print(f"{out_dir}: {m.exchanges} answers from {m.sources.get('episodes', 0)} episodes, {m.bytes / 1e6:.2f} MB "
               f"({', '.join(m.origins)})", markup=False, highlight=False, soft_wrap=True)
+    if not no_qa:
+        try:
+            report = qa_frozen(out_dir, threshold)
+        except RigError as exc:
+            _fail(exc, 3)
+        out.print(report.line(), markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
+def qa(
+    path: Path = typer.Argument(..., help="a snapshot directory (or a directory of them), a runs or an episode directory"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON on stdout"),
+    threshold: float = typer.Option(DEFAULT_QA_THRESHOLD, "--threshold", min=0, max=1,
+                                    help="pages below this score are reported (exit 1)"),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="write an HTML page per snapshot or episode here"),
+    headed: bool = typer.Option(False, "--headed", help="show the browser (needs a display)"),
+) -> None:
+    """Score replay fidelity: every page rendered from the archive alone, against what was recorded (qa.json).
+
+    Exit 0 when every page is at or above the threshold, 1 when some are below, 2 on bad input.
+    """
+    from rig.qa.run import QaOptions, format_qa
+    from rig.qa.run import qa as score_qa
+
+    try:
+        report, reports = score_qa(path, QaOptions(threshold=threshold, out=out_dir, headless=not headed))
+    except InputError as exc:
+        _fail(exc, 2)
+    except RigError as exc:
+        _fail(exc, 3)
+    if as_json:
+        sys.stdout.write(report.model_dump_json() + "\n")
+    else:
+        out.print(format_qa(report, reports), markup=False, highlight=False, soft_wrap=True)
+    if not report.passed:
+        raise typer.Exit(1)
 
 
 @app.command()

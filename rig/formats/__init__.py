@@ -12,6 +12,7 @@
 | `grade` | `grade.json` |
 | `summary` | `summary.json` |
 | `audit` | `audit.json` |
+| `qa` | `qa.json` and `rig qa --json`: replay fidelity per page |
 | `schemas` | JSON Schemas of all of them, generated into `docs/schemas/` |
 
 Formats import nothing of grading, agents, runner or browsers: they are the bottom layer of `rig`.

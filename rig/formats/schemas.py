@@ -21,6 +21,7 @@ from rig.formats.episode import Episode
 from rig.formats.grade import Grade
 from rig.formats.knowledge import KnowledgeEntry
 from rig.formats.imports import ImportReport
+from rig.formats.qa import QaReport
 from rig.formats.summary import Summary
 from rig.formats.task import Task
 
@@ -45,6 +46,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "snapshot-manifest.schema.json": TypeAdapter(Manifest).json_schema(),
         "replay-report.schema.json": TypeAdapter(ReplayReport).json_schema(),
         "drift-report.schema.json": DriftReport.model_json_schema(),
+        "qa-report.schema.json": QaReport.model_json_schema(),
     }
     for name, schema in out.items():
         schema.setdefault("$schema", "https://json-schema.org/draft/2020-12/schema")

@@ -1,0 +1,186 @@
+"""`rig qa SNAPSHOT_DIR|RUNS_DIR|EPISODE_DIR`: every page rendered from its archive alone and scored against what was
+recorded (`replay.qa`); `qa.json` written beside each snapshot's manifest and in each episode directory.
+
+A snapshot's pages are the steps of the episodes frozen into it (`rig freeze` names them in the manifest's
+`sources.episode_dirs`), re-driven against the snapshot, and every HTML document it holds, opened on its own. An
+episode's pages are its steps, re-driven against its own archive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+from playwright.async_api import Browser, async_playwright
+
+from replay import ReplayError, open_snapshot
+from replay.snapshot import MANIFEST, snapshot_dirs
+from rig.browser import launch
+from rig.episode_dir import EpisodeDir, RunsDir
+from rig.errors import InfraError, InputError
+from rig.formats.qa import DEFAULT_QA_THRESHOLD, QA_FILE, QaReport
+from rig.qa.documents import reference_pages, score_documents
+from rig.qa.episodes import EpisodeUnderQa, recorded_steps, score_episode
+from rig.qa.html import write_page
+from rig.qa.pages import Scored, Scoring
+from rigwarc.atomic import atomic_write
+
+#: The manifest's `sources` key naming the episodes frozen into a snapshot (and the origins each was moved by).
+EPISODE_DIRS = "episode_dirs"
+
+
+@dataclass(frozen=True)
+class QaOptions:
+    """How `rig qa` scores: the threshold, where the HTML pages go (`out`), the browser, one action's time limit,
+    and whether `qa.json` files are written."""
+
+    threshold: float = DEFAULT_QA_THRESHOLD
+    out: Path | None = None
+    headless: bool = True
+    timeout_s: float = 10.0
+    write: bool = True
+
+
+def episode_sources(episodes: list[tuple[EpisodeDir, dict[str, str]]], snapshot: Path) -> list[dict[str, Any]]:
+    """What a snapshot's manifest keeps of the episodes frozen into it (`sources.episode_dirs`): each directory,
+    relative to the snapshot's where it can be, and the origins it was moved by."""
+    out = []
+    for ed, moves in episodes:
+        try:
+            path = os.path.relpath(ed.path.resolve(), snapshot.resolve())
+        except ValueError:  # another drive
+            path = str(ed.path.resolve())
+        out.append({"path": path, "moves": dict(moves)})
+    return out
+
+
+def _frozen_episodes(directory: Path, sources: dict[str, Any]) -> tuple[list[EpisodeUnderQa], list[str]]:
+    """The episodes frozen into a snapshot that are still there, and notes on those that are not."""
+    found, notes = [], []
+    for item in sources.get(EPISODE_DIRS) or []:
+        path = directory / str(item.get("path", ""))
+        ed = EpisodeDir(path)
+        if not (ed.trajectory_file.is_file() and ed.warc_file.is_file()):
+            notes.append(f"{path}: frozen into the snapshot, no longer there: its steps are not scored")
+            continue
+        found.append(EpisodeUnderQa(ed, moves=dict(item.get("moves") or {})))
+    return found, notes
+
+
+async def score_snapshot(browser: Browser, directory: Path, options: QaOptions) -> Scoring:
+    """Score one snapshot directory: its frozen episodes' steps re-driven against it, then its documents."""
+    began = time.perf_counter()
+    try:
+        frozen = open_snapshot(directory)
+    except (ReplayError, ValueError, TypeError, KeyError) as exc:
+        raise InputError(str(directory / MANIFEST), None, f"not a snapshot ({exc})") from None
+    episodes, notes = _frozen_episodes(directory, frozen.manifests[0].sources)
+    scored: list[Scored] = []
+    recorded = []
+    for e in episodes:
+        target = EpisodeUnderQa(e.episode, frozen.index, e.moves)
+        pages, seen = await score_episode(browser, target, threshold=options.threshold, timeout_s=options.timeout_s)
+        scored += pages
+        recorded += seen
+    if not episodes:
+        notes.append("no episode frozen into this snapshot is at hand: its documents are scored on their requests alone")
+    scored += await score_documents(browser, frozen, str(directory), reference_pages(recorded),
+                                    threshold=options.threshold, timeout_s=options.timeout_s)
+    report = QaReport.of([s.page for s in scored], options.threshold, str(directory), time.perf_counter() - began,
+                         notes=notes)
+    return Scoring(report, scored)
+
+
+async def score_one_episode(browser: Browser, ed: EpisodeDir, options: QaOptions) -> Scoring:
+    """Score one episode: its steps re-driven against its own archive."""
+    began = time.perf_counter()
+    scored, _ = await score_episode(browser, EpisodeUnderQa(ed), threshold=options.threshold,
+                                    timeout_s=options.timeout_s)
+    return Scoring(QaReport.of([s.page for s in scored], options.threshold, str(ed.path), time.perf_counter() - began),
+                   scored)
+
+
+def targets(path: Path) -> tuple[str, list[Path]]:
+    """What `path` names: ("snapshot", its snapshot directories) or ("episode", episode directories); InputError
+    when it is neither."""
+    if not path.exists():
+        raise InputError(str(path), None, "no such snapshot, runs or episode directory")
+    if not path.is_dir():
+        raise InputError(str(path), None, "not a directory: name a snapshot, runs or episode directory")
+    if EpisodeDir(path).episode_file.is_file():
+        return "episode", [path]
+    episodes = RunsDir(path).episodes()
+    if episodes:
+        return "episode", [e.path for e in episodes]
+    try:
+        return "snapshot", snapshot_dirs(path)
+    except ReplayError:
+        raise InputError(str(path), None, f"holds no snapshot ({MANIFEST}) and no episode (see `rig freeze`, "
+                                          "`rig run`)") from None
+
+
+async def score_targets(browser: Browser, kind: str, paths: list[Path], options: QaOptions) -> list[Scoring]:
+    """Score each target in turn, writing its `qa.json` (and, with `options.out`, its HTML page)."""
+    out = []
+    for path in paths:
+        scoring = (await score_snapshot(browser, path, options) if kind == "snapshot"
+                   else await score_one_episode(browser, EpisodeDir(path), options))
+        if options.write:
+            atomic_write(path / QA_FILE, scoring.report.model_dump_json(indent=1) + "\n")
+        if options.out is not None:
+            write_page(options.out, scoring)
+        logger.info(scoring.report.line())
+        out.append(scoring)
+    return out
+
+
+def qa(path: Path, options: QaOptions | None = None) -> tuple[QaReport, list[QaReport]]:
+    """`rig qa`: score every page under `path`; the combined report and one per snapshot or episode."""
+    options = options or QaOptions()
+    kind, paths = targets(path)
+    if kind == "episode":
+        for p in paths:
+            recorded_steps(EpisodeDir(p))  # fail fast, before a browser starts
+    began = time.perf_counter()
+
+    async def main() -> list[Scoring]:
+        async with async_playwright() as pw:
+            browser = await launch(pw, headless=options.headless, archive_only=True)
+            try:
+                return await score_targets(browser, kind, paths, options)
+            finally:
+                await browser.close()
+
+    try:
+        scorings = asyncio.run(main())
+    except (InputError, InfraError):
+        raise
+    except OSError as exc:
+        raise InfraError(f"rig qa: {exc}") from None
+    reports = [s.report for s in scorings]
+    combined = QaReport.of([p for r in reports for p in r.pages], options.threshold, str(path),
+                           time.perf_counter() - began, notes=[n for r in reports for n in r.notes])
+    return combined, reports
+
+
+def format_qa(report: QaReport, reports: list[QaReport]) -> str:
+    """A human summary: one line per snapshot or episode, then each page below the threshold with its worst part and
+    the requests the archive failed, then the notes."""
+    lines = [r.line() for r in reports] if len(reports) > 1 else []
+    lines.append(report.line())
+    for p in report.pages:
+        if p.score >= report.summary.threshold:
+            continue
+        where = f"step {p.step}" if p.step is not None else "document"
+        lines.append(f"  {where} {p.url}: {p.score:.3f} ({p.worst}) [{p.source}]")
+        lines += [f"    {f.outcome}: {f.method} {f.url} ({f.kind})"
+                  + (f"; `rig freeze --fuzzy {','.join(f.fuzzy)}` would answer it" if f.fuzzy else "") for f in p.failed]
+        lines += [f"    state {k}: {v[0]!r} -> {v[1]!r}" for k, v in list(p.state_diff.items())[:4]]
+        lines += [f"    {n}" for n in p.notes]
+    lines += [f"note: {n}" for n in report.notes]
+    return "\n".join(lines)
