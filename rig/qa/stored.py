@@ -49,12 +49,16 @@ def frozen_warning(path: Path, report: QaReport | None) -> str | None:
             f"frozen runs serve those pages unlike the recording; see `rig qa {path} --out DIR`")
 
 
-def keep_in_run(path: Path, runs_dir: Path) -> Path | None:
-    """Copy the QA of the snapshot a frozen run is served from into the runs directory (`snapshot-qa.json`), warning
-    when pages of it fell under the threshold; None when the snapshot has no QA."""
-    report = snapshot_qa(path)
-    if (warning := frozen_warning(path, report)) is not None:
+def warn_if_low(path: Path) -> None:
+    """`rig run --frozen`: warn when the snapshot's QA found pages under its threshold."""
+    if (warning := frozen_warning(path, snapshot_qa(path))) is not None:
         logger.warning(warning)
+
+
+def keep_in_run(path: Path, runs_dir: Path) -> Path | None:
+    """Copy the QA of the snapshot a frozen run is served from into the runs directory (`snapshot-qa.json`, for its
+    report); None when the snapshot has no QA."""
+    report = snapshot_qa(path)
     if report is None:
         return None
     return atomic_write(Path(runs_dir) / SNAPSHOT_QA_FILE, report.model_dump_json(indent=1) + "\n")

@@ -29,6 +29,7 @@ from rig.report.episode_view import (
 from rig.report.highlight import find_spans, segments
 from rig.report.load import EpisodeData, RunData, load_episode, load_run
 from rig.report.overview import audit_agreement, family_rows, figures
+from rig.report.qa_view import episode_fidelity, snapshot_fidelity
 from rigwarc.atomic import atomic_write
 
 ASSETS = Path(__file__).parent / "static"
@@ -56,7 +57,8 @@ def _env() -> Environment:
     env = Environment(loader=PackageLoader("rig.report", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, value=_value, trials=_trials)
-    env.globals.update(CSP=CSP, CATEGORIES=CATEGORIES, NO_FAILURE=NO_FAILURE)
+    env.globals.update(CSP=CSP, CATEGORIES=CATEGORIES, NO_FAILURE=NO_FAILURE, episode_fidelity=episode_fidelity,
+                       snapshot_fidelity=snapshot_fidelity)
     return env
 
 

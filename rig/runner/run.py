@@ -20,6 +20,7 @@ from rig.runner.frozen import open_frozen
 from rig.runner.hosts import parse_hosts
 from rig.runner.live import check_reachable
 from rig.runner.local import claim, plan, run_local
+from rig.qa.stored import keep_in_run
 from rig.runner.spec import agent_identity
 from rig.sites import SitesServer
 from rig.step_images import recorder_options
@@ -67,6 +68,8 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
                               identity=identity)]
     specs = claim(specs, runs, config.resume)
     runs.path.mkdir(parents=True, exist_ok=True)
+    if config.frozen is not None:
+        keep_in_run(config.frozen, runs.path)  # the snapshot's replay QA, for the run's report
     log = add_run_log(runs.log_file)
     try:
         if config.executor == "ray":
