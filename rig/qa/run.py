@@ -134,7 +134,7 @@ async def score_targets(browser: Browser, kind: str, paths: list[Path], options:
             atomic_write(path / QA_FILE, scoring.report.model_dump_json(indent=1) + "\n")
         if options.out is not None:
             write_page(options.out, scoring)
-        logger.info(scoring.report.line())
+        logger.debug(scoring.report.line())
         out.append(scoring)
     return out
 
