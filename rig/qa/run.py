@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 from loguru import logger
 from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Error as PlaywrightError
 
 from replay import ReplayError, open_snapshot
 from replay.snapshot import MANIFEST, snapshot_dirs
@@ -27,6 +29,7 @@ from rig.formats.qa import DEFAULT_QA_THRESHOLD, QA_FILE, QaReport
 from rig.qa.documents import reference_pages, score_documents
 from rig.qa.episodes import EpisodeUnderQa, recorded_steps, score_episode
 from rig.qa.html import write_page
+from rig.qa.live import live_references
 from rig.qa.pages import Scored, Scoring
 from rigwarc.atomic import atomic_write
 
@@ -37,13 +40,16 @@ EPISODE_DIRS = "episode_dirs"
 @dataclass(frozen=True)
 class QaOptions:
     """How `rig qa` scores: the threshold, where the HTML pages go (`out`), the browser, one action's time limit,
-    and whether `qa.json` files are written."""
+    whether `qa.json` files are written, and whether a bundled site's snapshot is compared with reference episodes
+    recorded for the purpose."""
 
     threshold: float = DEFAULT_QA_THRESHOLD
     out: Path | None = None
     headless: bool = True
     timeout_s: float = 10.0
     write: bool = True
+    #: A bundled site's snapshot with no frozen episode at hand: record the site's reference episodes to compare with.
+    live_reference: bool = True
 
 
 def episode_sources(episodes: list[tuple[EpisodeDir, dict[str, str]]], snapshot: Path) -> list[dict[str, Any]]:
@@ -79,14 +85,21 @@ async def score_snapshot(browser: Browser, directory: Path, options: QaOptions) 
         frozen = open_snapshot(directory)
     except (ReplayError, ValueError, TypeError, KeyError) as exc:
         raise InputError(str(directory / MANIFEST), None, f"not a snapshot ({exc})") from None
-    episodes, notes = _frozen_episodes(directory, frozen.manifests[0].sources)
+    manifest = frozen.manifests[0]
+    episodes, notes = _frozen_episodes(directory, manifest.sources)
     scored: list[Scored] = []
     recorded = []
-    for e in episodes:
-        target = EpisodeUnderQa(e.episode, frozen.index, e.moves)
-        pages, seen = await score_episode(browser, target, threshold=options.threshold, timeout_s=options.timeout_s)
-        scored += pages
-        recorded += seen
+    with tempfile.TemporaryDirectory(prefix="rig-qa-live-") as work:
+        if not episodes and options.live_reference:
+            episodes = await live_references(manifest, Path(work))
+            if episodes:
+                notes.append(f"compared with {len(episodes)} reference episodes of {manifest.site} recorded now on the "
+                             "bundled sites served here")
+        for e in episodes:
+            target = EpisodeUnderQa(e.episode, frozen.index, e.moves)
+            pages, seen = await score_episode(browser, target, threshold=options.threshold, timeout_s=options.timeout_s)
+            scored += pages
+            recorded += seen
     if not episodes:
         notes.append("no episode frozen into this snapshot is at hand: its documents are scored on their requests alone")
     scored += await score_documents(browser, frozen, str(directory), reference_pages(recorded),
@@ -158,10 +171,8 @@ def qa(path: Path, options: QaOptions | None = None) -> tuple[QaReport, list[QaR
 
     try:
         scorings = asyncio.run(main())
-    except (InputError, InfraError):
-        raise
-    except OSError as exc:
-        raise InfraError(f"rig qa: {exc}") from None
+    except (OSError, PlaywrightError) as exc:  # the browser or the file system failed, not the input
+        raise InfraError(f"rig qa: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     reports = [s.report for s in scorings]
     combined = QaReport.of([p for r in reports for p in r.pages], options.threshold, str(path),
                            time.perf_counter() - began, notes=[n for r in reports for n in r.notes])
