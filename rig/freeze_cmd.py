@@ -22,9 +22,9 @@ from rig import __version__
 from rig.episode_dir import EpisodeDir, find_episodes
 from rig.errors import InputError
 from rig.formats.episode import Episode
+from rig.formats.qa import QaReport
 from rig.formats.task import Task
 from rig.qa.fuzzy import fuzzy_rules
-from rig.formats.qa import QaReport
 from rig.qa.run import EPISODE_DIRS, QaOptions, episode_sources, qa
 from rig.tasks.loader import task_of
 

@@ -4,8 +4,8 @@ A test site (served on 127.0.0.1) has one page per thing that makes replays unfa
 stylesheet, a fetch with a timestamp cache-buster, a timestamp and random-id script, a cookie banner a script shows
 until the visitor accepts, a service worker. One episode visits them all (recorded once, with step images), and is
 frozen with a fuzzy rule for the cache-buster: a faithful snapshot, scored at the ceiling. The same snapshot with the
-XHR's and the stylesheet's records removed and without the fuzzy rule scores below the threshold on exactly those
-pages, each with the right part named. A GraphQL filter POST replays by its body. The scoring functions are checked on images and texts made here.
+XHR's and the stylesheet's records removed, without the fuzzy rule and with one page's body held cut scores below the
+threshold on exactly those pages, each with the right part named. A GraphQL filter POST replays by its body. The scoring functions are checked on images and texts made here.
 """
 
 from __future__ import annotations
@@ -108,16 +108,19 @@ def rig(*args: object, stdout: bool = False) -> tuple[int, str]:
     return res.exit_code, res.stdout if stdout else res.output
 
 
-def without(snapshot: Path, out: Path, paths: set[str], rules: dict | None = None) -> Path:
-    """A copy of a snapshot without the records of some URL paths (and with other match rules, if given)."""
+def without(snapshot: Path, out: Path, paths: set[str], cut: set[str] = frozenset(), rules: dict | None = None) -> Path:
+    """A copy of a snapshot without the records of some URL paths, with the responses of others marked cut as the
+    recorder marks a body cut at its size limit (`WARC-Truncated: length`), and with other match rules, if given."""
     shutil.copytree(snapshot, out)
     warc = out / "snapshot.warc.gz"
     buf = io.BytesIO()
     writer = WARCWriter(buf, gzip=True)
     with (snapshot / "snapshot.warc.gz").open("rb") as fh:
         for record in ArchiveIterator(fh):
-            target = record.rec_headers.get_header("WARC-Target-URI") or ""
-            if urlsplit(target).path not in paths:
+            path = urlsplit(record.rec_headers.get_header("WARC-Target-URI") or "").path
+            if path in cut and record.rec_type == "response":
+                record.rec_headers.add_header("WARC-Truncated", "length")
+            if path not in paths:
                 writer.write_record(record)
     warc.write_bytes(buf.getvalue())
     (out / "qa.json").unlink()
@@ -202,9 +205,10 @@ def test_a_timestamp_page_scores_the_same_on_two_runs(frozen):
 
 @pytest.fixture(scope="module")
 def broken(frozen):
-    """The snapshot without the table's XHR, without the stylesheet, and without the fuzzy rule: `rig qa` on it."""
+    """The snapshot without the table's XHR, without the stylesheet, without the fuzzy rule, and with the clock page's
+    body held cut: `rig qa` on it."""
     root, _ = frozen
-    snap = without(root / "snap", root / "broken", {"/qa/rows.json", "/qa/style.css"},
+    snap = without(root / "snap", root / "broken", {"/qa/rows.json", "/qa/style.css"}, cut={"/qa/clock"},
                    rules=MatchRules(ignore_origin=False).to_json())
     code, out = rig("qa", snap, "--out", root / "html")
     return snap, code, out
@@ -216,10 +220,10 @@ def test_a_broken_snapshot_is_below_the_threshold_on_exactly_the_affected_pages(
     report = QaReport.read(snap / "qa.json")
     below = {(urlsplit(b.url).path, b.step): b.worst for b in report.summary.below}
     affected = {(urlsplit(p.url).path, p.step) for p in report.pages
-                if urlsplit(p.url).path in ("/qa/table", "/qa/styled", "/qa/busted")}
-    assert set(below) == affected and len(affected) == 6, below
+                if urlsplit(p.url).path in ("/qa/table", "/qa/styled", "/qa/busted", "/qa/clock")}
+    assert set(below) == affected and len(affected) == 8, below
     assert {path: worst for (path, _), worst in below.items()} == {
-        "/qa/table": "text", "/qa/styled": "image", "/qa/busted": "resources"}
+        "/qa/table": "text", "/qa/styled": "image", "/qa/busted": "resources", "/qa/clock": "text"}
     for p in report.pages:
         path = urlsplit(p.url).path
         missed = {urlsplit(f.url).path: f for f in p.failed}
@@ -228,6 +232,9 @@ def test_a_broken_snapshot_is_below_the_threshold_on_exactly_the_affected_pages(
             assert p.text is not None and p.text < 0.5 and p.text_diff and "Plot 01" in p.text_diff
         elif path == "/qa/styled":
             assert missed["/qa/style.css"].kind == "stylesheet" and p.text == 1.0 and p.image < 0.5
+        elif path == "/qa/clock":  # its body recorded cut: replayed as a 502, never as a complete page
+            assert (missed["/qa/clock"].outcome, missed["/qa/clock"].status) == ("incomplete", 502)
+            assert p.resources == 0.5 and p.text < 0.5
         elif path == "/qa/busted":
             assert missed["/qa/ping.json"].fuzzy == ["_ts"]  # the rule that would answer it
             assert p.resources == 0.5 and p.text > 0.9
@@ -247,9 +254,9 @@ async def test_the_qa_page_shows_the_low_pages_without_console_errors(broken, br
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
         await page.goto(pages[0].as_uri())
-        assert await page.locator("section.low-page").count() == 6
+        assert await page.locator("section.low-page").count() == 8
         images = page.locator("section.low-page img")
-        assert await images.count() == 12  # recorded and replayed, side by side
+        assert await images.count() == 16  # recorded and replayed, side by side
         assert all(await page.evaluate("[...document.images].map(i => i.complete && i.naturalWidth > 0)"))
         assert "rows.json" in await page.locator("ul.failed").first.inner_text() or \
             "rows.json" in await page.inner_text("body")
@@ -270,7 +277,7 @@ def test_a_frozen_run_warns_when_its_snapshot_fell_under_the_threshold(broken):
         open_frozen(snap)
     finally:
         logger.remove(sink)
-    assert any("replay QA found 6 of 17 pages below 0.9" in s for s in said), said
+    assert any("replay QA found 8 of 17 pages below 0.9" in s for s in said), said
 
 
 def test_qa_refuses_bad_input(tmp_path):

@@ -33,8 +33,9 @@ class QaRequest(_Model):
     status: int | None = Field(default=None, description="the status the replay got")
     recorded_status: int | None = Field(default=None, description="the status recorded for that request, if any")
     reason: str | None = None
-    fuzzy: list[str] = Field(default_factory=list, description="query parameters whose values alone kept it from a "
-                                                               "recorded request: a fuzzy rule for them would answer it")
+    fuzzy: list[str] = Field(default_factory=list,
+                             description="query parameters whose values alone kept it from a recorded request: a "
+                                         "fuzzy rule for them would answer it")
 
 
 class QaPage(_Model):

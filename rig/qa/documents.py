@@ -25,13 +25,14 @@ LOADS = frozenset({"goto", "navigate", "load", "reload"})
 
 
 def document_urls(index: ArchiveIndex) -> list[str]:
-    """The URLs of the snapshot's HTML documents (GET, 2xx, body whole), once each, in recorded order; a snapshot
-    whose rules ignore origins (a bundled site's) has them on `FROZEN_ORIGIN`, where frozen runs put it."""
+    """The URLs of the snapshot's HTML documents (GET, 2xx; those held with a body cut or missing too, which replay
+    answers with a 502), once each, in recorded order; a snapshot whose rules ignore origins (a bundled site's) has
+    them on `FROZEN_ORIGIN`, where frozen runs put it."""
     seen, out = set(), []
     on_frozen = index.keys.rules.ignore_origin
-    for x in index.all():
+    for x in sorted([*index.all(), *index.unanswered()], key=lambda x: x.order):
         r = x.response
-        if x.method != "GET" or r is None or not 200 <= r.status < 300 or r.truncated or "text/html" not in r.content_type:
+        if x.method != "GET" or r is None or not 200 <= r.status < 300 or "text/html" not in r.content_type:
             continue
         url = urldefrag(x.url).url
         if on_frozen:
@@ -77,7 +78,8 @@ async def score_documents(browser: Browser, frozen: FrozenSite, source: str, ref
                     async with rec.action({"type": "goto", "value": url, "page": page}):
                         await page.goto(url, timeout=timeout_s * 1000)
                     ref = references.get(url)
-                    if ref is not None and ref.text is not None and (hidden := await hide_unrecorded_overlays(page, ref.text)):
+                    hidden = await hide_unrecorded_overlays(page, ref.text) if ref and ref.text is not None else []
+                    if hidden:
                         await rec.checkpoint("qa: consent overlay hidden")
                         notes[n].append("consent overlay hidden (the recording did not show it): " + "; ".join(hidden))
                 except PlaywrightError as exc:

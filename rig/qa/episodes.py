@@ -91,7 +91,8 @@ async def score_episode(browser: Browser, target: EpisodeUnderQa, *, threshold: 
         context = await browser.new_context(**REPLAY_CONTEXT_OPTIONS)
         try:
             session = await attach_replay(context, against)
-            log = RequestLog(context, lambda m, u, b, c: index.lookup(m, move_origin(u, back), b, c), lambda: session.tag)
+            log = RequestLog(context, lambda m, u, b, c: index.lookup(m, move_origin(u, back), b, c),
+                             lambda: session.tag)
             rec = await Recorder.attach(context, scratch, options=replay_options(any(r.image for _, r in recorded)),
                                         adapters=_adapters(ed))
             capture = Tracked(rec, session)

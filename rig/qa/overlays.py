@@ -18,7 +18,8 @@ _FIND = """() => {
     const overlay = cs.position === 'fixed' || cs.position === 'sticky' || el.tagName === 'DIALOG'
       || role === 'dialog' || role === 'alertdialog';
     if (!overlay || cs.display === 'none' || found.some(f => f.contains(el))) continue;
-    const names = [el.id, String(el.className), el.getAttribute('aria-label') || '', (el.innerText || '').slice(0, 400)];
+    const names = [el.id, String(el.className), el.getAttribute('aria-label') || '',
+                   (el.innerText || '').slice(0, 400)];
     if (!words.test(names.join(' '))) continue;
     el.setAttribute('data-rig-qa-overlay', String(found.length));
     found.push(el);

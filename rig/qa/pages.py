@@ -67,8 +67,8 @@ def score_page(url: str, step: int | None, recorded: Seen | None, replayed: Seen
             state_diff = {k: list(v) for k, v in diff.items()}
     resources = resources_score(outcomes)
     score, worst = combine({"text": text, "image": image, "resources": resources, "state": state})
-    failed = [QaRequest(method=o.method, url=o.url, kind=o.kind, outcome=o.outcome, status=o.status,  # type: ignore[arg-type]
-                        recorded_status=o.recorded_status, reason=o.reason,
+    failed = [QaRequest(method=o.method, url=o.url, kind=o.kind, outcome=o.outcome,  # type: ignore[arg-type]
+                        status=o.status, recorded_status=o.recorded_status, reason=o.reason,
                         fuzzy=fuzzy_hint(replay_index, o.method, o.url) if o.outcome == "missed" else [])
               for o in outcomes if o.bad]
     diff_text = None

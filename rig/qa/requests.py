@@ -36,7 +36,8 @@ class RequestLog:
             self.counts[tag] += 1
 
     def _recorded_for(self, request: Request) -> list[Exchange]:
-        return self._recorded(request.method, request.url, request.post_data_buffer, request.headers.get("content-type"))
+        ctype = request.headers.get("content-type")
+        return self._recorded(request.method, request.url, request.post_data_buffer, ctype)
 
     def _on_response(self, response: Response) -> None:
         request = response.request

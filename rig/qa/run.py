@@ -27,7 +27,7 @@ from rig.episode_dir import EpisodeDir, RunsDir
 from rig.errors import InfraError, InputError
 from rig.formats.qa import DEFAULT_QA_THRESHOLD, QA_FILE, QaReport
 from rig.qa.documents import reference_pages, score_documents
-from rig.qa.episodes import EpisodeUnderQa, recorded_steps, score_episode
+from rig.qa.episodes import EpisodeUnderQa, score_episode
 from rig.qa.html import write_page
 from rig.qa.live import live_references
 from rig.qa.pages import Scored, Scoring
@@ -101,7 +101,8 @@ async def score_snapshot(browser: Browser, directory: Path, options: QaOptions) 
             scored += pages
             recorded += seen
     if not episodes:
-        notes.append("no episode frozen into this snapshot is at hand: its documents are scored on their requests alone")
+        notes.append("no episode frozen into this snapshot is at hand: its documents are scored on their requests "
+                     "alone")
     scored += await score_documents(browser, frozen, str(directory), reference_pages(recorded),
                                     threshold=options.threshold, timeout_s=options.timeout_s)
     report = QaReport.of([s.page for s in scored], options.threshold, str(directory), time.perf_counter() - began,
@@ -156,9 +157,11 @@ def qa(path: Path, options: QaOptions | None = None) -> tuple[QaReport, list[QaR
     """`rig qa`: score every page under `path`; the combined report and one per snapshot or episode."""
     options = options or QaOptions()
     kind, paths = targets(path)
-    if kind == "episode":
-        for p in paths:
-            recorded_steps(EpisodeDir(p))  # fail fast, before a browser starts
+    skipped: list[str] = []
+    if kind == "episode":  # fail fast, before a browser starts; a runs directory's episode with no steps is skipped
+        paths, skipped = _scorable(paths)
+        if not paths:
+            raise InputError(str(path), None, "no episode there has recorded steps to score: " + "; ".join(skipped))
     began = time.perf_counter()
 
     async def main() -> list[Scoring]:
@@ -174,9 +177,28 @@ def qa(path: Path, options: QaOptions | None = None) -> tuple[QaReport, list[QaR
     except (OSError, PlaywrightError) as exc:  # the browser or the file system failed, not the input
         raise InfraError(f"rig qa: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     reports = [s.report for s in scorings]
+    if len(reports) == 1 and not skipped:
+        return reports[0], reports  # what its qa.json holds
     combined = QaReport.of([p for r in reports for p in r.pages], options.threshold, str(path),
-                           time.perf_counter() - began, notes=[n for r in reports for n in r.notes])
+                           time.perf_counter() - began, notes=skipped + [n for r in reports for n in r.notes])
     return combined, reports
+
+
+def _scorable(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The episodes that have recorded steps and an archive; and why each other one is skipped. A single episode
+    that has none is bad input (InputError)."""
+    ok, skipped = [], []
+    for p in paths:
+        ed = EpisodeDir(p)
+        missing = [f.name for f in (ed.trajectory_file, ed.warc_file) if not f.is_file()]
+        reason = f"no {' or '.join(missing)}" if missing else ("no recorded step" if not ed.steps() else None)
+        if reason is None:
+            ok.append(p)
+        elif len(paths) == 1:
+            raise InputError(str(p), None, f"{reason}: there is nothing to score (see `rig record`)")
+        else:
+            skipped.append(f"{p}: not scored ({reason})")
+    return ok, skipped
 
 
 def format_qa(report: QaReport, reports: list[QaReport]) -> str:
@@ -189,8 +211,9 @@ def format_qa(report: QaReport, reports: list[QaReport]) -> str:
             continue
         where = f"step {p.step}" if p.step is not None else "document"
         lines.append(f"  {where} {p.url}: {p.score:.3f} ({p.worst}) [{p.source}]")
-        lines += [f"    {f.outcome}: {f.method} {f.url} ({f.kind})"
-                  + (f"; `rig freeze --fuzzy {','.join(f.fuzzy)}` would answer it" if f.fuzzy else "") for f in p.failed]
+        for f in p.failed:
+            hint = f"; `rig freeze --fuzzy {' --fuzzy '.join(f.fuzzy)}` would answer it" if f.fuzzy else ""
+            lines.append(f"    {f.outcome}: {f.method} {f.url} ({f.kind}){hint}")
         lines += [f"    state {k}: {v[0]!r} -> {v[1]!r}" for k, v in list(p.state_diff.items())[:4]]
         lines += [f"    {n}" for n in p.notes]
     lines += [f"note: {n}" for n in report.notes]

@@ -42,7 +42,7 @@ def frozen_warning(path: Path, report: QaReport | None) -> str | None:
     if report is None or not report.summary.below:
         return None
     s = report.summary
-    shown = ", ".join(f"{b.url}{f' (step {b.step})' if b.step is not None else ''}: {b.score:.2f} {b.worst or ''}".rstrip()
+    shown = ", ".join(f"{b.url}{f' (step {b.step})' if b.step is not None else ''}: {b.score:.2f} {b.worst}"
                       for b in s.below[:3])
     more = f" and {len(s.below) - 3} more" if len(s.below) > 3 else ""
     return (f"{path}: its replay QA found {len(s.below)} of {s.pages} pages below {s.threshold:g} ({shown}{more}): "
