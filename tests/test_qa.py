@@ -346,3 +346,25 @@ def test_fuzzy_hint_names_only_values_made_up_per_request(tmp_path):
     assert fuzzy_hint(index, "GET", "http://h/api?t=1718000009999&q=sedge") == []  # a filter differs too
     assert fuzzy_hint(index, "GET", "http://h/list?page=2") == []  # a page number is no cache-buster
     assert gzip.decompress(warc.read_bytes())  # a real WARC file
+
+
+async def test_a_tool_call_step_is_not_re_driven_nor_scored(site, browser, tmp_path):
+    from recorders import Recorder, RecorderOptions
+    from rig.episode_dir import EpisodeDir
+    from rig.qa.episodes import EpisodeUnderQa, score_episode
+
+    context = await browser.new_context()
+    rec = await Recorder.attach(context, tmp_path / "ep", options=RecorderOptions(screenshots="off", fsync=False))
+    page = await context.new_page()
+    async with rec.action({"type": "goto", "value": f"{site.url}/qa/welcome"}, page=page):
+        await page.goto(f"{site.url}/qa/welcome")
+    tab = await context.new_page()  # what the tools' web_fetch does: a page of its own, recorded as the tool's step
+    async with rec.action({"type": "web_fetch", "value": f"{site.url}/qa/article"}, page=tab):
+        await tab.goto(f"{site.url}/qa/article")
+    await rec.close()
+    await context.close()
+    done = await score_episode(browser, EpisodeUnderQa(EpisodeDir(tmp_path / "ep")), threshold=0.9)
+    fetch = [s.step for s, _ in done.recorded if s.action.type == "web_fetch"]
+    assert len(fetch) == 1 and fetch[0] not in [p.page.step for p in done.pages]
+    assert [(p.page.url, p.page.score) for p in done.pages if p.page.step == 0] == [(f"{site.url}/qa/welcome", 1.0)]
+    assert len(done.notes) == 1 and "1 steps are no page action (tool calls)" in done.notes[0]

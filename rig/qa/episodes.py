@@ -14,6 +14,7 @@ from recorders import WARC_FILE, Recorder, Step
 from replay import REPLAY_CONTEXT_OPTIONS, attach_replay, load_index
 from replay.freeze import move_origin
 from replay.index import ArchiveIndex
+from replay.perform import PERFORMED
 from replay.redrive import redrive
 from replay.report import RecordedStep
 from rig.episode_dir import EpisodeDir
@@ -24,6 +25,19 @@ from rig.qa.requests import RequestLog
 from rig.runner.adapters import episode_adapters
 from rig.sites import bundled_adapters
 from rig.tasks.loader import task_of
+
+
+#: The steps scored: page actions, and checkpoints (the page as the previous action left it).
+SCORED = PERFORMED | {"checkpoint"}
+
+
+@dataclass(frozen=True)
+class EpisodeScore:
+    """An episode's scored steps, what it recorded of every step (documents are compared with those), and notes."""
+
+    pages: list[Scored]
+    recorded: list[tuple[Step, Seen]]
+    notes: list[str]
 
 
 @dataclass(frozen=True)
@@ -77,9 +91,10 @@ def recorded_pages(ed: EpisodeDir, index: ArchiveIndex, steps: list[Step],
 
 
 async def score_episode(browser: Browser, target: EpisodeUnderQa, *, threshold: float,
-                        timeout_s: float = 10.0) -> tuple[list[Scored], list[tuple[Step, Seen]]]:
-    """Re-drive every recorded step against the archive and score each (images where the recording has them); the
-    scored pages, and the recorded ones."""
+                        timeout_s: float = 10.0) -> EpisodeScore:
+    """Re-drive every recorded step against the archive and score each (images where the recording has them). A step
+    whose action is no page action (a tool call's: `web_fetch`, `run_sql`, ...) is re-driven as nothing and not
+    scored; the pages it loaded are scored as the snapshot's documents."""
     ed = target.episode
     index, steps = recorded_steps(ed)
     moves = dict(target.moves or {})
@@ -104,11 +119,16 @@ async def score_episode(browser: Browser, target: EpisodeUnderQa, *, threshold: 
         texts = load_index(scratch / WARC_FILE, texts=True).texts
         errors = {m["step"]: m["diff"]["error"] for m in report.mismatches if "error" in m["diff"]}
         out = []
+        skipped = [s.step for s, _ in recorded if s.action.type not in SCORED]
         for s, seen in recorded:
+            if s.action.type not in SCORED:
+                continue
             got = capture.captured.get(s.step)
             notes = [f"the action failed: {errors[s.step]}"] if s.step in errors else []
             out.append(score_page(
                 seen.url, s.step, seen, seen_of(got, texts, scratch) if got is not None else None,
                 log.outcomes.get(s.step, []), log.counts.get(s.step, 0), kind="step", source=str(ed.path),
                 threshold=threshold, replay_index=against, notes=notes))
-        return out, recorded
+        notes = [f"{ed.path}: {len(skipped)} steps are no page action (tool calls) and are not scored: "
+                 + ", ".join(map(str, skipped[:10])) + (" ..." if len(skipped) > 10 else "")] if skipped else []
+        return EpisodeScore(out, recorded, notes)

@@ -17,8 +17,8 @@ _PAGE = """<!doctype html>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;max-width:1700px}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}
-.low{background:#fee}.pair{display:flex;gap:1em;flex-wrap:wrap}.pair figure{margin:0}
-.pair img{max-width:800px;border:1px solid #999}pre{background:#f6f6f6;padding:.5em;overflow:auto;max-height:30em}
+.low{background:#fee}.pair{display:flex;gap:1em}.pair figure{margin:0;flex:1 1 0;min-width:0;max-width:800px}
+.pair img{width:100%;border:1px solid #999}pre{background:#f6f6f6;padding:.5em;overflow:auto;max-height:30em}
 .del{color:#a00}.add{color:#070}
 </style></head><body>
 <h1>Replay QA of <code>{{ r.target }}</code></h1>

@@ -97,9 +97,10 @@ async def score_snapshot(browser: Browser, directory: Path, options: QaOptions) 
                              "bundled sites served here")
         for e in episodes:
             target = EpisodeUnderQa(e.episode, frozen.index, e.moves)
-            pages, seen = await score_episode(browser, target, threshold=options.threshold, timeout_s=options.timeout_s)
-            scored += pages
-            recorded += seen
+            done = await score_episode(browser, target, threshold=options.threshold, timeout_s=options.timeout_s)
+            scored += done.pages
+            recorded += done.recorded
+            notes += done.notes
     if not episodes:
         notes.append("no episode frozen into this snapshot is at hand: its documents are scored on their requests "
                      "alone")
@@ -113,10 +114,10 @@ async def score_snapshot(browser: Browser, directory: Path, options: QaOptions) 
 async def score_one_episode(browser: Browser, ed: EpisodeDir, options: QaOptions) -> Scoring:
     """Score one episode: its steps re-driven against its own archive."""
     began = time.perf_counter()
-    scored, _ = await score_episode(browser, EpisodeUnderQa(ed), threshold=options.threshold,
-                                    timeout_s=options.timeout_s)
-    return Scoring(QaReport.of([s.page for s in scored], options.threshold, str(ed.path), time.perf_counter() - began),
-                   scored)
+    done = await score_episode(browser, EpisodeUnderQa(ed), threshold=options.threshold, timeout_s=options.timeout_s)
+    report = QaReport.of([s.page for s in done.pages], options.threshold, str(ed.path), time.perf_counter() - began,
+                         notes=done.notes)
+    return Scoring(report, done.pages)
 
 
 def targets(path: Path) -> tuple[str, list[Path]]:
