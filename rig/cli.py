@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
+from pydantic import BaseModel
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -60,6 +61,19 @@ def _politeness(rate_limit: float, max_per_host: int) -> Politeness:
 def _fail(exc: RigError, code: int = 1) -> None:
     err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def _fail_checked(exc: RigError) -> None:
+    """A checking command's failure: exit 2 for bad input, 3 for the rig's own (1 is kept for what the check found)."""
+    _fail(exc, 2 if isinstance(exc, InputError) else 3)
+
+
+def _emit(document: BaseModel, text: str, as_json: bool) -> None:
+    """`--json`: the document on stdout, alone; else the human text."""
+    if as_json:
+        sys.stdout.write(document.model_dump_json() + "\n")
+    else:
+        out.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -450,14 +464,9 @@ def qa(
 
     try:
         report, reports = score_qa(path, QaOptions(threshold=threshold, out=out_dir, headless=not headed))
-    except InputError as exc:
-        _fail(exc, 2)
     except RigError as exc:
-        _fail(exc, 3)
-    if as_json:
-        sys.stdout.write(report.model_dump_json() + "\n")
-    else:
-        out.print(format_qa(report, reports), markup=False, highlight=False, soft_wrap=True)
+        _fail_checked(exc)
+    _emit(report, format_qa(report, reports), as_json)
     if not report.passed:
         raise typer.Exit(1)
 
@@ -483,14 +492,9 @@ def drift(
         options = DriftOptions(resolve=parse_resolve(resolve or []), ignore_https_errors=ignore_https_errors,
                                headless=not headed)
         report = check_drift(paths, options)
-    except InputError as exc:
-        _fail(exc, 2)
     except RigError as exc:
-        _fail(exc, 3)
-    if as_json:
-        sys.stdout.write(report.model_dump_json() + "\n")
-    else:
-        out.print(format_drift(report), markup=False, highlight=False, soft_wrap=True)
+        _fail_checked(exc)
+    _emit(report, format_drift(report), as_json)
     if report.drifted:
         raise typer.Exit(1)
 

@@ -2,8 +2,9 @@
 recorded (`replay.qa`); `qa.json` written beside each snapshot's manifest and in each episode directory.
 
 A snapshot's pages are the steps of the episodes frozen into it (`rig freeze` names them in the manifest's
-`sources.episode_dirs`), re-driven against the snapshot, and every HTML document it holds, opened on its own. An
-episode's pages are its steps, re-driven against its own archive.
+`sources.episode_dirs`; for a bundled site's snapshot, reference episodes recorded for the QA, `rig.qa.live`),
+re-driven against the snapshot, and every HTML document it holds, opened on its own. An episode's pages are its
+steps, re-driven against its own archive.
 """
 
 from __future__ import annotations
@@ -68,13 +69,17 @@ def episode_sources(episodes: list[tuple[EpisodeDir, dict[str, str]]], snapshot:
 def _frozen_episodes(directory: Path, sources: dict[str, Any]) -> tuple[list[EpisodeUnderQa], list[str]]:
     """The episodes frozen into a snapshot that are still there, and notes on those that are not."""
     found, notes = [], []
-    for item in sources.get(EPISODE_DIRS) or []:
-        path = directory / str(item.get("path", ""))
+    items = sources.get(EPISODE_DIRS) if isinstance(sources, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+            continue
+        path = directory / item["path"]
         ed = EpisodeDir(path)
         if not (ed.trajectory_file.is_file() and ed.warc_file.is_file()):
             notes.append(f"{path}: frozen into the snapshot, no longer there: its steps are not scored")
             continue
-        found.append(EpisodeUnderQa(ed, moves=dict(item.get("moves") or {})))
+        moves = item.get("moves") if isinstance(item.get("moves"), dict) else {}
+        found.append(EpisodeUnderQa(ed, moves={str(k): str(v) for k, v in moves.items()}))
     return found, notes
 
 
