@@ -358,6 +358,8 @@ async def test_a_tool_call_step_is_not_re_driven_nor_scored(site, browser, tmp_p
     page = await context.new_page()
     async with rec.action({"type": "goto", "value": f"{site.url}/qa/welcome"}, page=page):
         await page.goto(f"{site.url}/qa/welcome")
+    async with rec.action({"type": "answer"}, page=page):  # where an answer was read: scored as the page it is
+        pass
     tab = await context.new_page()  # what the tools' web_fetch does: a page of its own, recorded as the tool's step
     async with rec.action({"type": "web_fetch", "value": f"{site.url}/qa/article"}, page=tab):
         await tab.goto(f"{site.url}/qa/article")
@@ -366,5 +368,6 @@ async def test_a_tool_call_step_is_not_re_driven_nor_scored(site, browser, tmp_p
     done = await score_episode(browser, EpisodeUnderQa(EpisodeDir(tmp_path / "ep")), threshold=0.9)
     fetch = [s.step for s, _ in done.recorded if s.action.type == "web_fetch"]
     assert len(fetch) == 1 and fetch[0] not in [p.page.step for p in done.pages]
-    assert [(p.page.url, p.page.score) for p in done.pages if p.page.step == 0] == [(f"{site.url}/qa/welcome", 1.0)]
+    assert [(p.page.step, p.page.url, p.page.score) for p in done.pages] == [
+        (0, f"{site.url}/qa/welcome", 1.0), (1, f"{site.url}/qa/welcome", 1.0)]
     assert len(done.notes) == 1 and "1 steps are no page action (tool calls)" in done.notes[0]

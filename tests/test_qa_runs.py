@@ -62,9 +62,8 @@ def test_bundled_and_web_episodes_frozen_together_score_at_the_ceiling(frozen_ru
     assert all(p.resources == 1.0 and p.failed == [] for p in report.pages)  # the snapshot answered every request
     web = [p for p in report.pages if p.url.split("/", 3)[2] != "127.0.0.1:8799"]
     assert all(p.score == 1.0 for p in web) and all(p.text == p.image == p.state == 1.0 for p in web if p.step is not None)
-    # A bundled step the recorder read before its page finished updating (seen once in ~300 steps on a loaded
-    # machine: the replay then shows the finished page) scores below 1: a recording's flaw the QA shows, not the
-    # snapshot's.
+    # A bundled step the recorder read before its page finished updating (about one step in 300 on a loaded machine:
+    # the replay then shows the finished page) scores below 1: a recording's flaw the QA shows, not the snapshot's.
     bundled = [p for p in steps if p.url.startswith("http://127.0.0.1:8799/")]
     assert sum(p.score == 1.0 for p in bundled) >= len(bundled) - 1
     documents = {p.url for p in report.pages if p.kind == "document"}

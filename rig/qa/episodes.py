@@ -27,8 +27,9 @@ from rig.sites import bundled_adapters
 from rig.tasks.loader import task_of
 
 
-#: The steps scored: page actions, and checkpoints (the page as the previous action left it).
-SCORED = PERFORMED | {"checkpoint"}
+#: The steps scored: page actions, checkpoints and answers (the page as the previous action left it, where the answer
+#: was read).
+SCORED = PERFORMED | {"checkpoint", "answer"}
 
 
 @dataclass(frozen=True)
