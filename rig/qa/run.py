@@ -147,7 +147,9 @@ def targets(path: Path) -> tuple[str, list[Path]]:
 async def score_targets(browser: Browser, kind: str, paths: list[Path], options: QaOptions) -> list[Scoring]:
     """Score each target in turn, writing its `qa.json` (and, with `options.out`, its HTML page)."""
     out = []
-    for path in paths:
+    for n, path in enumerate(paths, start=1):
+        if len(paths) > 1:
+            logger.info("rig qa: scoring {} ({}/{})", path, n, len(paths))
         scoring = (await score_snapshot(browser, path, options) if kind == "snapshot"
                    else await score_one_episode(browser, EpisodeDir(path), options))
         if options.write:
