@@ -34,6 +34,7 @@ COMMANDS = {
     "render": "render:render",
     "freeze": "freeze:freeze_command",
     "drift": "drift:drift",
+    "qa": "qa:qa",
     "export": "export:export",
     "sites": "sites:app",
     "tasks": "tasks:app",

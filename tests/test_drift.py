@@ -49,7 +49,7 @@ def recorded(liveweb, tmp_path_factory):
     code, out = rig("record", "--script", script, "--out", episode, "--live", *liveweb.resolve_args(),
                     "--ignore-https-errors")
     assert code == 0, out
-    code, out = rig("freeze", episode, "--out", root / "snap")
+    code, out = rig("freeze", episode, "--no-qa", "--out", root / "snap")
     assert code == 0, out
     return EpisodeDir(episode), root / "snap", int(first[0])
 

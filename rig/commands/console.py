@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Sequence
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -26,6 +27,14 @@ err = Console(stderr=True)
 def say(text: str, console: Console = out) -> None:
     """Print a line as it is: no markup, no emoji codes, no highlighting, no wrapping."""
     console.print(text, markup=False, emoji=False, highlight=False, soft_wrap=True)
+
+
+def emit(document: BaseModel, text: str, as_json: bool) -> None:
+    """`--json`: the document on stdout, alone; else the human text."""
+    if as_json:
+        sys.stdout.write(document.model_dump_json() + "\n")
+    else:
+        say(text)
 
 
 def labelled(label: str, style: str, text: str, console: Console = err) -> None:

@@ -3,12 +3,11 @@ exit 0 nothing changed, 1 something changed or is gone, 2 bad input, 3 an origin
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 
-from rig.commands.console import say
+from rig.commands.console import emit
 from rig.commands.options import AsJson, Headed, IgnoreHttpsErrors, Resolve
 from rig.drift import DriftOptions, check_drift
 from rig.errors import FOUND, InfraError
@@ -55,10 +54,7 @@ def drift(
     options = DriftOptions(resolve=parse_resolve(resolve or []), ignore_https_errors=ignore_https_errors,
                            headless=not headed)
     report = check_drift(paths, options)
-    if as_json:
-        sys.stdout.write(report.model_dump_json() + "\n")
-    else:
-        say(format_drift(report))
+    emit(report, format_drift(report), as_json)
     if report.unreachable_origins:
         raise unreachable_error(report)
     if report.drifted:

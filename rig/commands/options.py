@@ -27,3 +27,5 @@ MaxPerHost = Annotated[int, typer.Option("--max-per-host", help="live: requests 
 def politeness(rate_limit: float, max_per_host: int) -> Politeness:
     """A live command's politeness from `--rate-limit` and `--max-per-host`."""
     return Politeness(rate_per_host=rate_limit, max_per_host=max_per_host)
+QaThreshold = Annotated[float, typer.Option("--threshold", min=0, max=1,
+                                            help="the replay QA's threshold: pages below it are reported")]

@@ -22,6 +22,7 @@ from rig.runner.frozen import open_frozen
 from rig.runner.local import COMPLETE, claim, plan, run_local
 from rig.runner.spec import EpisodeSpec, agent_identity
 from rig.runner.step_images import recorder_options
+from rig.qa.stored import keep_in_run
 from rig.sites import SitesServer
 from rig.tasks import bundled_tasks, resolve_task
 from rig.tasks.checks import check_task
@@ -90,6 +91,8 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
                               identity=identity)]
     specs = claim(specs, runs, config.resume)
     runs.path.mkdir(parents=True, exist_ok=True)
+    if config.frozen is not None:
+        keep_in_run(config.frozen, runs.path)  # the snapshot's replay QA, for the run's report
     log = add_run_log(runs.log_file)
     try:
         if config.executor == "ray":
