@@ -35,8 +35,9 @@ app.add_typer(tasks_app, name="tasks")
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True)
 
-STEP_IMAGES_HELP = ("where step images come from: live (a screenshot of each step while it is the page's state), "
-                    "dom (none while recording: `rig render` draws them later from the archived DOM snapshots) or off")
+STEP_IMAGES_HELP = ("where step images come from: dom (the default: none while recording, drawn later from the "
+                    "archived DOM snapshots by rig report, rig view or rig render), live (a screenshot of each step "
+                    "while it is the page's state: canvas, video) or off")
 
 
 @app.callback()
@@ -110,7 +111,7 @@ def record(
     ignore_https_errors: bool = typer.Option(False, "--ignore-https-errors", help="accept self-signed certificates"),
     rate_limit: float = typer.Option(4.0, "--rate-limit", help="live: requests a second per host at most (0: none)"),
     max_per_host: int = typer.Option(4, "--max-per-host", help="live: requests in flight per host at most (0: none)"),
-    step_images: str = typer.Option("live", "--step-images", help=STEP_IMAGES_HELP),
+    step_images: str = typer.Option("dom", "--step-images", help=STEP_IMAGES_HELP),
 ) -> None:
     """Run one action script in a recorded browser; write an episode directory."""
     import asyncio
@@ -150,7 +151,8 @@ def run(
     timeout: float = typer.Option(300.0, "--timeout", help="wall-clock budget per episode, seconds"),
     stall: float = typer.Option(120.0, "--stall", help="end an episode with no new step for this long, seconds"),
     sites_url: Optional[str] = typer.Option(None, "--sites-url", help="use running sites instead of serving them"),
-    executor: str = typer.Option("local", "--executor", help="local (asyncio) or ray (RAY_ADDRESS selects a cluster)"),
+    executor: str = typer.Option("local", "--executor", help="local (asyncio) or ray (--ray-address or RAY_ADDRESS "
+                                                               "selects a cluster)"),
     frozen: Optional[Path] = typer.Option(None, "--frozen", help="answer every request from a snapshot, e.g. site_snapshots/ or site_snapshots/eco"),
     headed: bool = typer.Option(False, "--headed", help="show the browser (needs a display)"),
     allow_host: Optional[list[str]] = typer.Option(
@@ -162,11 +164,14 @@ def run(
     ignore_https_errors: bool = typer.Option(False, "--ignore-https-errors", help="accept self-signed certificates"),
     rate_limit: float = typer.Option(4.0, "--rate-limit", help="live: requests a second per host at most (0: none)"),
     max_per_host: int = typer.Option(4, "--max-per-host", help="live: requests in flight per host at most (0: none)"),
-    step_images: str = typer.Option("live", "--step-images", help=STEP_IMAGES_HELP),
+    step_images: str = typer.Option("dom", "--step-images", help=STEP_IMAGES_HELP),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="ray: join this cluster (HOST:PORT of its head)"),
+    ray_resource: Optional[list[str]] = typer.Option(None, "--ray-resource", help="ray: NAME[=AMOUNT], a custom resource "
+                                                     "each worker takes (repeatable; docs/runner.md)"),
 ) -> None:
     """Run episodes of tasks: one episode directory per (task, variant, agent, trial)."""
     from rig.agents.base import Budget
-    from rig.runner.config import RunConfig
+    from rig.runner.config import RunConfig, resource_amounts
     from rig.runner.run import run as run_episodes
 
     config = RunConfig(
@@ -175,6 +180,7 @@ def run(
         sites_url=sites_url, executor=executor, frozen=frozen, headless=not headed, allow_hosts=allow_host,  # type: ignore[arg-type]
         command=command, live=live, resolve=resolve or [], ignore_https_errors=ignore_https_errors,
         politeness=_politeness(rate_limit, max_per_host), step_images=step_images,  # type: ignore[arg-type]
+        ray_address=ray_address, ray_resources=resource_amounts(ray_resource or []),
     )
     try:
         with _progress() as progress:

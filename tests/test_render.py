@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from recorders import Recorder, RecorderOptions, read_trajectory
 from replay.render import read_dom_snapshots, render_dom_images
 from rig.cli import app
+from rig.report.load import episode_id
 from rig.runner.config import RunConfig
 from rig.runner.run import run
 
@@ -110,7 +111,7 @@ def test_rig_record_then_render_draws_each_missing_image_once(pages_url, tmp_pat
     script.write_text(yaml.safe_dump([{"goto": f"{pages_url}/colours.html"}, {"click": "#next"}, {"click": "#next"}]))
     ep = tmp_path / "ep"
     runner = CliRunner()
-    res = runner.invoke(app, ["record", "--script", str(script), "--out", str(ep), "--step-images", "dom"])
+    res = runner.invoke(app, ["record", "--script", str(script), "--out", str(ep)])  # dom: the default
     assert res.exit_code == 0, res.output
     steps = read_trajectory(ep / "trajectory.jsonl")
     assert steps and not list((ep / "screens").glob("*.jpg"))
@@ -137,6 +138,26 @@ def test_a_run_with_dom_images_is_drawn_by_rig_render(sites_url, tmp_path):
     res = CliRunner().invoke(app, ["render", str(tmp_path / "runs")])
     assert res.exit_code == 0 and f"{len(own)} drawn" in res.output, res.output
     assert all((episode.parent / p).stat().st_size > 1000 for p in own)
+
+
+def test_the_report_draws_the_images_a_dom_recording_lacks_once(sites_url, tmp_path):
+    runs = tmp_path / "runs"
+    for task in ("flights-03", "stats-02"):  # two episodes, drawn side by side
+        run(RunConfig([task], "reference", runs, variants=["constraint"], sites_url=sites_url, step_images="dom"))
+    episodes = sorted(p.parent for p in runs.rglob("episode.json"))
+    own = {e: sorted({s.screenshot for s in read_trajectory(e / "trajectory.jsonl") if s.screenshot}) for e in episodes}
+    assert len(own) == 2 and all(own.values()) and not list(runs.rglob("screens/*.jpg"))
+    runner = CliRunner()
+    assert runner.invoke(app, ["grade", str(runs)]).exit_code == 0
+    res = runner.invoke(app, ["report", str(runs), "--out", str(tmp_path / "report")])
+    assert res.exit_code == 0, res.output
+    for e, images in own.items():  # every step's own image drawn into the episode, and copied into the report
+        assert all((e / p).stat().st_size > 1000 for p in images), e
+        copied = tmp_path / "report" / "screens" / episode_id(runs, e) / "full"
+        assert {p.name for p in copied.glob("*.jpg")} >= {Path(p).name for p in images}
+    drawn = {p: p.stat().st_mtime_ns for e in episodes for p in (e / "screens").glob("*.jpg")}
+    assert runner.invoke(app, ["report", str(runs), "--out", str(tmp_path / "again")]).exit_code == 0
+    assert {p: p.stat().st_mtime_ns for p in drawn} == drawn  # drawn once: the second report drew nothing
 
 
 def test_dom_images_need_dom_snapshots():

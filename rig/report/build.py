@@ -29,6 +29,7 @@ from rig.report.episode_view import (
 from rig.report.highlight import find_spans, segments
 from rig.report.load import EpisodeData, RunData, load_episode, load_run
 from rig.report.overview import audit_agreement, family_rows, figures
+from rig.step_images import draw_missing_images
 from rigwarc.atomic import atomic_write
 
 ASSETS = Path(__file__).parent / "static"
@@ -93,6 +94,7 @@ class Report:
 
     def write(self) -> Path:
         """Write every page, the assets and the screenshots; return index.html's path."""
+        draw_missing_images(self.runs_dir)  # step images recorded as DOM snapshots, drawn once (rig.step_images)
         self.out.mkdir(parents=True, exist_ok=True)
         shutil.copytree(ASSETS, self.out / "assets", dirs_exist_ok=True)
         for e in self.run.episodes:
