@@ -29,10 +29,10 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 from benchdoc import write_section  # scripts/benchdoc.py
+from proctree import run_tree  # scripts/proctree.py
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = "## Grading (`scripts/bench_grade.py`)"
@@ -100,15 +100,12 @@ Command = tuple[list[str], dict[str, str] | None, Path | None]  # argv, environm
 
 
 def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, float]:
-    """Wall seconds and CPU seconds (user + system, the process and its children) of one subprocess run to its end."""
-    before = os.times()
-    start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-    wall = time.perf_counter() - start
-    after = os.times()
-    if done.returncode not in (0, 1):  # 1: some episode could not be graded (counted, still a full pass)
-        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
-    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    """Wall seconds and CPU seconds (user + system, the process and every process it started) of one subprocess run to
+    its end."""
+    u = run_tree(cmd, env=env, cwd=cwd)
+    if u.returncode not in (0, 1):  # 1: some episode could not be graded (counted, still a full pass)
+        raise SystemExit(f"{' '.join(cmd)} failed ({u.returncode}): {u.stderr[-2000:]}")
+    return u.wall_s, u.cpu_s
 
 
 def conditions(runs_dir: Path, baseline_src: Path | None, large: bool = False) -> dict[str, Command]:

@@ -2,12 +2,17 @@
 
     .venv/bin/python scripts/bench_record_profile.py [--step-images live|dom|off] [--repeats 3] [--py-spy OUT.txt]
     .venv/bin/python scripts/bench_record_profile.py --baseline bare|tracing [--repeats 3]
+    .venv/bin/python scripts/bench_record_profile.py --phases [--repeats 15]
 
 Every 50 ms it reads /proc for each process of the tree (the rig's Python, the Playwright driver, Chromium's browser,
 renderer, GPU and utility processes) and keeps each one's last CPU reading, so a process that exits keeps what it
 had used up to at most 50 ms before. `--py-spy OUT.txt` runs the rig's Python under py-spy (`pip install py-spy`)
 and writes its collapsed stacks (`py-spy record --format raw`) for flame graphs or grep. The held-out script and the
 sites server are `bench_record_process.py`'s. Medians over the repeats.
+
+`--phases` times the recorder's one state read per step (`recorders.observer.collect`, one `page.evaluate`) on two
+pages of the script (the stats explorer's table, the eco browser's results), with and without the visible text and the
+DOM snapshot, as the round trip from Python and as the page's own time (`performance.now()` around the call).
 """
 
 from __future__ import annotations
@@ -90,6 +95,49 @@ def profile(cmd: list[str]) -> dict[str, float]:
     return out
 
 
+_IN_PAGE = """async o => { const t = []; for (let i = 0; i < o.n; i++) { const a = performance.now();
+  JSON.stringify(await window.__sgrRec.collect(o)); t.push(performance.now() - a); }
+  t.sort((a, b) => a - b); return t[Math.floor(t.length / 2)]; }"""
+
+
+async def phases(base: str, repeats: int) -> list[tuple[str, str, float, float, int]]:
+    """(page, what is read, median round trip ms, median in-page ms, bytes) of the state read on two pages."""
+    from playwright.async_api import async_playwright
+
+    from recorders import observer
+    from rig.browser import launch
+
+    out = []
+    async with async_playwright() as pw:
+        browser = await launch(pw)
+        context = await browser.new_context()
+        await context.add_init_script(script=observer.observer_script())
+        page = await context.new_page()
+        pages = {"stats explorer, table": ("/stats/explore", [("click", 'role=treeitem[name="World"]'),
+                                                             ("click", 'role=tab[name="Table"]')],
+                                           "#panel-table table.results"),
+                 "eco browser, results": ("/eco/browse", [("select", "#dataset", "sf-temps"), ("click", "#run")],
+                                          'table#results[data-state="ready"]')}
+        for name, (path, acts, ready) in pages.items():
+            await page.goto(base + path)
+            for act in acts:
+                await (page.click(act[1]) if act[0] == "click" else page.select_option(act[1], act[2]))
+            await page.wait_for_selector(ready)
+            for what, text, html in (("state only", False, False), ("+ text", True, False), ("+ DOM", False, True),
+                                     ("+ text + DOM (a step)", True, True)):
+                trips, size = [], 0
+                for _ in range(repeats):
+                    t0 = time.perf_counter()
+                    raw = await observer.collect(page, {}, 0, [], 3000, text=text, html=html)
+                    trips.append(1000 * (time.perf_counter() - t0))
+                    size = len(json.dumps(raw))
+                opts = {"n": repeats, "text": text, "html": html, "facts": {}, "secretNames": [], "secretPart": "^$",
+                        "secretPair": "^$", "secretBoundary": "^$"}
+                out.append((name, what, statistics.median(trips), await page.evaluate(_IN_PAGE, opts), size))
+        await browser.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print the CPU seconds by process of `rig record` (or a baseline) on the held-out script."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -97,7 +145,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--baseline", choices=("bare", "tracing"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--py-spy", type=Path)
+    ap.add_argument("--phases", action="store_true", help="time the per-step state read, part by part")
     args = ap.parse_args(argv)
+    if args.phases:
+        import asyncio
+
+        with _sites() as (base, _):
+            rows = asyncio.run(phases(base, args.repeats))
+        print(f"load average {load_average():.1f}; medians of {args.repeats}")
+        print("| page | read | round trip (ms) | in the page (ms) | bytes |\n|---|---|---:|---:|---:|")
+        for page, what, trip, inpage, size in rows:
+            print(f"| {page} | {what} | {trip:.1f} | {inpage:.1f} | {size:,} |")
+        return
     py, rig = sys.executable, str(Path(sys.executable).with_name("rig"))
     work = Path(tempfile.mkdtemp(prefix="bench-record-profile-"))
     runs: list[dict[str, float]] = []

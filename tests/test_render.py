@@ -92,6 +92,26 @@ async def test_drawing_uses_the_archive_only_at_the_recorded_scroll(context, pag
     assert [shown(due[n].read_bytes()) for n in (0, 1)] == [2, 1]  # blue at the top, the archived green below
 
 
+async def test_a_live_step_image_shows_the_viewport_its_state_was_read_in(context, page, pages_url, pages_server,
+                                                                          tmp_path):
+    """A live screenshot is clipped to the viewport and scroll offset the step's state read gave (no round trip to ask
+    the page for them again)."""
+    pages_server.set_route("/render/page.html", lambda ex: ex.send(body=SCROLLED))
+    pages_server.set_route("/render/style.css", lambda ex: ex.send(body=".b{background:#00c000}",
+                                                                   content_type="text/css"))
+    ep = tmp_path / "ep"
+    rec = await Recorder.attach(context, ep, options=RecorderOptions(screenshots="every", observe_idle_ms=100))
+    async with rec.action({"type": "goto", "target": None, "value": None}):
+        await page.goto(f"{pages_url}/render/page.html")
+    async with rec.action({"type": "scroll", "target": None, "value": None}):
+        await page.evaluate("scrollTo(0, innerHeight)")
+    await rec.close()
+    views = {n: s.view for n, s in read_dom_snapshots(ep / "evidence.warc.gz").items()}
+    assert views[0][3] == 0 and views[1][3] > 0
+    due = _due(ep)
+    assert [shown(due[n].read_bytes()) for n in (0, 1)] == [2, 1]  # blue at the top, green below
+
+
 async def test_a_canvas_is_pictured_live_since_no_dom_shows_it(context, page, pages_url, pages_server, tmp_path):
     canvas = ("<!doctype html><body style='margin:0'><canvas width=1280 height=720></canvas><script>"
               "const c = document.querySelector('canvas').getContext('2d'); c.fillStyle = '#e00000';"
