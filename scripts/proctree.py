@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _PR_SET_CHILD_SUBREAPER = 36
-_STRAGGLERS_S = 10.0  # orphans still exiting after the command ended are waited for this long at most
+_STRAGGLERS_S = 60.0  # orphans still exiting after the command ended are waited for this long at most
 
 
 @dataclass(frozen=True)

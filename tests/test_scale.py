@@ -162,3 +162,16 @@ def test_bench_measures_the_whole_process_tree(tmp_path):
     bench.write_section(doc, bench.SECTION, bench.SECTION + "\n\nsecond\n")
     text = doc.read_text()
     assert text.count(bench.SECTION) == 1 and "second" in text and "first" not in text and "## Replay\n\nx" in text
+
+
+def test_proctree_counts_the_cpu_of_a_process_orphaned_before_it_ended():
+    """`proctree.run_tree` counts what a command's orphans use (Chromium's renderers outlive the browser process that
+    started them): here a child that burns 0.2 s of CPU after its parent exited, which `time(1)` would never see."""
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2:\n    pass\n"
+    parent = f"import subprocess, sys, os\nsubprocess.Popen([sys.executable, '-c', {burn!r}])\nos._exit(0)\n"
+    probe = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom proctree import run_tree\n"
+             f"u = run_tree([sys.executable, '-c', {parent!r}])\nprint(u.returncode, u.cpu_s)\n")
+    out = subprocess.run([sys.executable, "-c", probe, str(ROOT / "scripts")], capture_output=True, text=True,
+                         timeout=120)
+    code, cpu = out.stdout.split()
+    assert code == "0" and float(cpu) >= 0.2, out.stdout + out.stderr
