@@ -3,6 +3,7 @@
     .venv/bin/python scripts/bench_grade.py build --out DIR                 # DIR/runs-100 and DIR/runs-1000
     .venv/bin/python scripts/bench_grade.py bench DIR [--repeats 5] [--baseline-src SRC] [--json] [--doc docs/benchmarks.md]
     .venv/bin/python scripts/bench_grade.py floor RUNS_DIR                  # the floor on its own (what `bench` times)
+    .venv/bin/python scripts/bench_grade.py reader RUNS_DIR [--repeats 3]   # what reading the archives costs, by reader
 
 `build` runs the reference agent and two perturbed agents on every bundled task with both prompts (about 100
 real episodes, offline, on the bundled sites), then makes a runs directory ten times as large by copying each
@@ -29,6 +30,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 from benchdoc import write_section  # scripts/benchdoc.py
@@ -67,6 +69,38 @@ def read_floor(runs_dir: Path) -> int:
                     record.content_stream().read()
         n += 1
     return n
+
+
+def readers(runs_dir: Path, repeats: int) -> dict[str, float]:
+    """CPU seconds (medians, alternated in one process) of reading every archive of a runs directory: warcio with
+    every record's content read (the floor), warcio reading headers only (the content skipped), the rig's reader
+    (`rigwarc.read.ArchiveReader`: every content, DOM snapshots included), and `replay.load_index` with page texts
+    (what grading does)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    from replay.index import load_index
+    from rigwarc.read import ArchiveReader
+
+    warcs = [d / "evidence.warc.gz" for d in episode_dirs(runs_dir) if (d / "evidence.warc.gz").exists()]
+
+    def warcio(content: bool) -> None:
+        for w in warcs:
+            with w.open("rb") as fh:
+                for record in ArchiveIterator(fh):
+                    if content:
+                        record.content_stream().read()
+
+    ways = {"warcio, every content read (the floor's reading)": lambda: warcio(True),
+            "warcio, headers only": lambda: warcio(False),
+            "rigwarc ArchiveReader, every content (DOM snapshots too)": lambda: [list(ArchiveReader(w)) for w in warcs],
+            "replay.load_index with texts (grading's reading)": lambda: [load_index(w, texts=True) for w in warcs]}
+    got: dict[str, list[float]] = {k: [] for k in ways}
+    for _ in range(repeats):
+        for name, way in ways.items():
+            start = time.process_time()
+            way()
+            got[name].append(time.process_time() - start)
+    return {k: round(statistics.median(v), 3) for k, v in got.items()}
 
 
 def build(out: Path, copies: int = 10, concurrency: int = 2) -> tuple[Path, Path]:
@@ -223,9 +257,15 @@ def main() -> None:
     m.add_argument("--doc", type=Path, help="write the Grading section of this Markdown file")
     f = sub.add_parser("floor", help="the read-once floor on one runs directory")
     f.add_argument("runs_dir", type=Path)
+    r = sub.add_parser("reader", help="what reading the archives costs, by reader (CPU seconds, one process)")
+    r.add_argument("runs_dir", type=Path)
+    r.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     if args.mode == "floor":
         read_floor(args.runs_dir)
+    elif args.mode == "reader":
+        for name, seconds in readers(args.runs_dir, args.repeats).items():
+            print(f"| {name} | {seconds:.2f} |")
     elif args.mode == "build":
         for d in build(args.out, concurrency=args.concurrency):
             print(d, len(episode_dirs(d)))
