@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from loguru import logger
-from playwright.async_api import async_playwright
+from playwright.async_api import Playwright, async_playwright
 from rich.progress import Progress
 
 from recorders import RecorderOptions
@@ -104,6 +104,24 @@ def _complete(directory: EpisodeDir) -> bool:
         return False
 
 
+def episode_context(pw: Playwright, *, sites_url: str, budget: Budget, options: RecorderOptions | None = None,
+                    headless: bool = True, frozen: FrozenSite | None = None, allow_hosts: list[str] | None = None,
+                    network: Network | None = None) -> EpisodeContext:
+    """The browser pool and the parts every episode of a run shares: one set-up for the local and the Ray executors
+    (a Ray worker makes its own on its node)."""
+    pool = BrowserPool(pw, headless=headless, context_options=context_options(frozen is not None, allow_hosts, network),
+                       sealed=(network or Network()).guarded(allow_hosts), archive_only=frozen is not None,
+                       network=network)
+    return EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(), options=options,
+                          frozen=frozen, allow_hosts=allow_hosts)
+
+
+async def run_spec(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ctx: EpisodeContext) -> Episode:
+    """One planned episode, as every executor runs it (the seam where a run-level retry of infrastructure failures
+    goes, so that the local and Ray executors both have it)."""
+    return await run_episode(spec, agent, directory, ctx)
+
+
 @dataclass
 class RunStats:
     """Live counts for the progress bar."""
@@ -150,12 +168,9 @@ async def run_local(
                             description=f"episodes (running {stats.running}, failing {stats.failing})")
 
     async with async_playwright() as pw:
-        pool = BrowserPool(pw, headless=headless,
-                           context_options=context_options(frozen is not None, allow_hosts, network),
-                           sealed=(network or Network()).guarded(allow_hosts), archive_only=frozen is not None,
-                           network=network)
-        ctx = EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(),
-                             options=options, frozen=frozen, allow_hosts=allow_hosts)
+        ctx = episode_context(pw, sites_url=sites_url, budget=budget, options=options, headless=headless,
+                              frozen=frozen, allow_hosts=allow_hosts, network=network)
+        pool = ctx.pool
 
         async def one(spec: EpisodeSpec) -> Episode:
             async with sem:
@@ -163,7 +178,7 @@ async def run_local(
                 show()
                 try:
                     agent = by_name[spec.agent, spec.identity] if by_name is not None else agents
-                    ep = await run_episode(spec, agent, spec.directory(runs), ctx)  # type: ignore[arg-type]
+                    ep = await run_spec(spec, agent, spec.directory(runs), ctx)  # type: ignore[arg-type]
                 finally:
                     stats.running -= 1
                 stats.done += 1

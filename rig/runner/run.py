@@ -8,8 +8,6 @@ from contextlib import nullcontext
 from loguru import logger
 from rich.progress import Progress
 
-from rig.agents.base import Agent
-from rig.agents.registry import make_agent
 from rig.episode_dir import RunsDir
 from rig.errors import InputError, Interrupted
 from rig.formats.episode import Episode
@@ -20,7 +18,7 @@ from rig.network.settings import check_reachable
 from rig.runner.config import VARIANTS, RunConfig
 from rig.runner.frozen import open_frozen
 from rig.runner.local import COMPLETE, claim, plan, run_local
-from rig.runner.spec import EpisodeSpec, agent_identity
+from rig.runner.spec import EpisodeSpec
 from rig.runner.step_images import recorder_options
 from rig.qa.stored import keep_in_run
 from rig.sites import SitesServer
@@ -74,13 +72,11 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
         check_task(task)  # what `rig tasks validate` checks (adapter, db, reference solution, ...): before any episode
         if task.start_hidden and task.start_url and task.start_url in task.prompts.constraint + task.prompts.goal:
             logger.warning("{}: start_hidden, but a prompt names the start page {}", task.id, task.start_url)
-    agents: dict[tuple[str, str], Agent] = {}
-    for name in config.agents:
-        agent = make_agent(name, model=config.model, answer_file=config.answer_file, command=config.command)
+    agents = config.make_agents()
+    for agent in agents.values():
         check = getattr(agent, "check", None)
         for task in tasks if check else []:
             check(task)  # e.g. a perturbation the task cannot take: fail before any episode starts
-        agents[agent.name, agent_identity(agent)] = agent
     sites_url, snapshot = config.sites_url, None
     if config.frozen is not None:
         snapshot = open_frozen(config.frozen, tasks)
@@ -98,7 +94,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
         if config.executor == "ray":
             from rig.runner.ray_executor import run_ray
 
-            return run_ray(specs, config, progress=progress, allow_hosts=allow, network=network)
+            return run_ray(specs, config, tasks, progress=progress, allow_hosts=allow, network=network)
         with SitesServer() if sites_url is None else nullcontext() as srv:
             url = sites_url or srv.url
             return asyncio.run(run_local(specs, agents, runs.path, sites_url=url, budget=config.budget,
