@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from loguru import logger
-from playwright.async_api import Playwright, async_playwright
+from playwright.async_api import Browser, Playwright, async_playwright
 from rich.progress import Progress
 
 from recorders import RecorderOptions
@@ -104,14 +105,20 @@ def _complete(directory: EpisodeDir) -> bool:
         return False
 
 
-def episode_context(pw: Playwright, *, sites_url: str, budget: Budget, options: RecorderOptions | None = None,
+def episode_context(pw: Playwright | None, *, sites_url: str, budget: Budget, options: RecorderOptions | None = None,
                     headless: bool = True, frozen: FrozenSite | None = None, allow_hosts: list[str] | None = None,
-                    network: Network | None = None) -> EpisodeContext:
+                    network: Network | None = None, browser: Browser | None = None) -> EpisodeContext:
     """The browser pool and the parts every episode of a run shares: one set-up for the local and the Ray executors
-    (a Ray worker makes its own on its node)."""
-    pool = BrowserPool(pw, headless=headless, context_options=context_options(frozen is not None, allow_hosts, network),
-                       sealed=(network or Network()).guarded(allow_hosts), archive_only=frozen is not None,
-                       network=network)
+    (a Ray worker makes its own on its node). `browser`: a browser the caller launched (with the flags the run needs,
+    see `run_local`), lent to the pool instead of one launched from `pw`."""
+    ctx_options = context_options(frozen is not None, allow_hosts, network)
+    if browser is not None:
+        pool = BrowserPool.around(browser, network=network, context_options=ctx_options)
+    else:
+        assert pw is not None, "a pool launches its browser from Playwright"
+        pool = BrowserPool(pw, headless=headless, context_options=ctx_options,
+                           sealed=(network or Network()).guarded(allow_hosts), archive_only=frozen is not None,
+                           network=network)
     return EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(), options=options,
                           frozen=frozen, allow_hosts=allow_hosts)
 
@@ -146,6 +153,7 @@ async def run_local(
     frozen: FrozenSite | None = None,
     allow_hosts: list[str] | None = None,
     network: Network | None = None,
+    browser: Browser | None = None,
 ) -> list[Episode]:
     """Run episodes, at most `concurrency` at once, each in its own browser context of one shared browser.
 
@@ -155,6 +163,10 @@ async def run_local(
     With `allow_hosts`, each context reaches only its episode's start and task hosts and those hosts; `network` says
     whether the browser may reach the network, with which host mappings and politeness (rig.network); a live or
     allow-listed episode's context goes through a guard of its own (rig.network.guard).
+
+    `browser`: run in this browser instead of launching one (a caller that runs many short runs, e.g. a test
+    session); it must have been launched with the flags the run needs (`rig.browser.launch`: sealed for allow-listed
+    runs, archive-only for frozen ones, the host mappings), and it is neither relaunched nor closed here.
     """
     by_name = agents if isinstance(agents, Mapping) else None
     stats = RunStats()
@@ -167,9 +179,9 @@ async def run_local(
             progress.update(bar, completed=stats.done,
                             description=f"episodes (running {stats.running}, failing {stats.failing})")
 
-    async with async_playwright() as pw:
+    async with async_playwright() if browser is None else nullcontext() as pw:
         ctx = episode_context(pw, sites_url=sites_url, budget=budget, options=options, headless=headless,
-                              frozen=frozen, allow_hosts=allow_hosts, network=network)
+                              frozen=frozen, allow_hosts=allow_hosts, network=network, browser=browser)
         pool = ctx.pool
 
         async def one(spec: EpisodeSpec) -> Episode:
