@@ -73,6 +73,13 @@ class RunConfig:
     #: `--executor ray`: custom resources each worker (one browser) takes, e.g. `{"rig": 1}`: workers run only on
     #: nodes that offer them, and as many per node as they offer.
     ray_resources: dict[str, float] = field(default_factory=dict)
+    #: Per agent name, the ids of the tasks it runs (an agent not named runs every task): a run designed pair by pair,
+    #: e.g. the demo's, where each fault is injected into one task.
+    tasks_by_agent: dict[str, list[str]] | None = None
+
+    def runs_task(self, agent: str, task_id: str) -> bool:
+        """Whether the agent named `agent` runs the task `task_id` in this run (`tasks_by_agent`)."""
+        return self.tasks_by_agent is None or agent not in self.tasks_by_agent or task_id in self.tasks_by_agent[agent]
 
     @property
     def agents(self) -> list[str]:

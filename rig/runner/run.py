@@ -130,15 +130,16 @@ def plan_run(config: RunConfig) -> RunPlan:
     for agent in agents.values():
         check = getattr(agent, "check", None)
         for task in tasks if check else []:
-            check(task)  # e.g. a perturbation the task cannot take: fail before any episode starts
+            if config.runs_task(agent.name, task.id):
+                check(task)  # e.g. a perturbation the task cannot take: fail before any episode starts
     sites_url, snapshot = config.sites_url, None
     if config.frozen is not None:
         snapshot = open_frozen(config.frozen, tasks)
         sites_url = snapshot.start_url_base
     runs = RunsDir(config.runs_dir)
     specs = [spec for (name, identity) in agents
-             for spec in plan(tasks, list(config.variants or VARIANTS), name, config.trials, runs, config.resume,
-                              identity=identity)]
+             for spec in plan([t for t in tasks if config.runs_task(name, t.id)], list(config.variants or VARIANTS),
+                              name, config.trials, runs, config.resume, identity=identity)]
     specs = claim(specs, runs, config.resume)
     runs.path.mkdir(parents=True, exist_ok=True)
     if config.frozen is not None:
