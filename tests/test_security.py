@@ -243,7 +243,7 @@ def test_no_planted_secret_reaches_any_artifact_of_a_run(tmp_path, monkeypatch):
         {"answer": {"from": "results", "columns": ["Name", "Value"]}},
     ])
     runs = tmp_path / "runs"
-    monkeypatch.setattr("rig.runner.run.make_agent", lambda name, **kw: PlantingAgent())
+    monkeypatch.setattr("rig.agents.registry.make_agent", lambda name, **kw: PlantingAgent())
     logger.enable("recorders")  # the recorder's own logs go to run.log too
     try:
         with sec_site() as site:
@@ -522,7 +522,7 @@ def test_secrets_named_by_their_parts_reach_no_artifact(tmp_path, monkeypatch):
         {"answer": {"from": "results", "columns": ["Name", "Value"]}},
     ])
     runs = tmp_path / "runs"
-    monkeypatch.setattr("rig.runner.run.make_agent", lambda name, **kw: TokenAgent())
+    monkeypatch.setattr("rig.agents.registry.make_agent", lambda name, **kw: TokenAgent())
     logger.enable("recorders")
     try:
         with sec_site() as site:
@@ -613,7 +613,7 @@ def test_no_redirect_escapes_the_allow_list_of_a_live_run(liveweb, tmp_path, mon
     meta, script = liveweb.redirect_url("meta", meta_to), liveweb.redirect_url("script", script_to)
     agent = WanderingAgent([("goto", go_doc, None), ("goto", go_secret, None), ("goto", hops, None),
                             ("moves", meta, doc + "?via=meta"), ("moves", script, doc + "?via=script")])
-    monkeypatch.setattr("rig.runner.run.make_agent", lambda name, **kw: agent)
+    monkeypatch.setattr("rig.agents.registry.make_agent", lambda name, **kw: agent)
     task = live_task(tmp_path / "tasks", "escape-01", liveweb.redirect.url("/start"), [liveweb.REDIRECT])
     [ep] = run(RunConfig([str(task)], "wandering", tmp_path / "runs", **_live(liveweb, allow_hosts=[])))
 
@@ -653,7 +653,7 @@ def test_loopback_is_closed_to_a_live_run_unless_the_task_names_it(liveweb, tmp_
             return await super().run(env)
 
     agent = Wanderer([])
-    monkeypatch.setattr("rig.runner.run.make_agent", lambda name, **kw: agent)
+    monkeypatch.setattr("rig.agents.registry.make_agent", lambda name, **kw: agent)
     closed = live_task(tmp_path / "tasks", "loop-01", liveweb.redirect.url("/start"), [liveweb.REDIRECT])
     [ep] = run(RunConfig([str(closed)], "wandering", tmp_path / "runs", **_live(liveweb)))
     assert liveweb.secret.hits == 0, "a live run reached a loopback port its task does not name"
