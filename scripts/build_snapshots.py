@@ -55,6 +55,7 @@ class CrawlSpec:
     bases: list[list[dict[str, Any]]] = field(default_factory=lambda: [[]])
     submit: list[dict[str, Any]] = field(default_factory=list)
     exclude: tuple[str, ...] = ()  # selectors of controls set by the bases
+    skip: tuple[str, ...] = ()  # selectors of controls not set alone (hidden until another view is chosen)
 
 
 #: The bundled sites' query pages. eco's browser needs a dataset: each dataset is a base state.
@@ -62,6 +63,9 @@ CRAWL: dict[str, CrawlSpec] = {
     "flights": CrawlSpec(page="/flights/search", submit=[{"click": 'role=button[name="Apply"]'}]),
     "stats": CrawlSpec(page="/stats/explore", bases=[[{"click": 'role=treeitem[name="World"s]'}]]),
     "eco": CrawlSpec(page="/eco/browse", submit=[{"click": "#run"}], exclude=("#dataset",)),
+    "complaints": CrawlSpec(page="/complaints/search", submit=[{"click": "#search"}],
+                            skip=("#interval", "#trend_order")),
+    "papers": CrawlSpec(page="/papers/advanced", submit=[{"click": "#adv-search"}]),
 }
 
 #: Every single-filter change available on a page: select options, checkboxes, radios, tree items and tabs.
@@ -109,7 +113,8 @@ async def discover(browser: Any, base_url: str, spec: CrawlSpec) -> list[list[di
             await page.wait_for_load_state("networkidle")
             found = await page.evaluate(_DISCOVER)
             states.append(base + spec.submit)
-            states += [[*base, c["action"], *spec.submit] for c in found if c["key"] not in spec.exclude]
+            states += [[*base, c["action"], *spec.submit] for c in found
+                       if c["key"] not in spec.exclude and c["key"] not in spec.skip]
     finally:
         await context.close()
     return states

@@ -18,7 +18,7 @@ from recorders.adapter import SiteAdapter, load_adapter
 from rig.sites.web import routes as web_routes
 
 #: Module names under rig.sites; each exposes `SITE: Site`.
-SITE_MODULES = ("flights", "stats", "eco")
+SITE_MODULES = ("flights", "stats", "eco", "complaints", "papers")
 
 
 @dataclass(frozen=True)
