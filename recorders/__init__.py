@@ -23,7 +23,7 @@ from recorders.options import (
 )
 from recorders.redact import REDACTED, Redactor
 from recorders.trajectory import read_trajectory
-from recorders.warc import CAPTURE_HEADER, MISSING_HEADER, STEP_HEADER
+from rigwarc.dialect import CAPTURE_HEADER, MISSING_HEADER, STEP_HEADER
 
 if TYPE_CHECKING:
     from recorders.recorder import Recorder

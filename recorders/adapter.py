@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 
 class _Model(BaseModel):
@@ -36,17 +36,30 @@ class Dimension(_Model):
 
 
 class PageFact(_Model):
-    """A page fact (`page.<name>`) read from the DOM: the text (or attribute) of the first match."""
+    """A page fact (`page.<name>`) read from the DOM: the text (or attribute) of the first match (of every match with
+    `all`)."""
 
     selector: str
     attribute: str | None = None
     regex: str | None = Field(default=None, description="keep group 1 of this pattern")
+    all: bool = Field(
+        default=False,
+        description="read every match, not the first: the fact is the list of their texts (or attributes) in page "
+                    "order, e.g. a results table's visible column headers (`table#results thead th`); with `regex`, "
+                    "the items it does not match are left out",
+    )
     parse: Literal["query"] | None = Field(
         default=None,
         description="`query`: the value is a URL query string (`name=value&...`, e.g. the filters a results table "
                     "says it was computed under); besides `page.<fact>`, each name gives the key "
                     "`page.<fact>.<name>`, read like `url.query.<name>` (repeated names: a sorted list)",
     )
+
+    @model_validator(mode="after")
+    def _one_value_to_parse(self) -> PageFact:
+        if self.all and self.parse is not None:
+            raise ValueError("`parse` reads one value: it cannot be combined with `all`")
+        return self
 
 
 class SiteAdapter(_Model):

@@ -295,19 +295,34 @@
     }
 
     const facts = {};
+    const factOf = (el, f) => (f.attribute ? el.getAttribute(f.attribute) : squash(el.innerText || el.textContent, 400));
     for (const [name, f] of Object.entries(opts.facts || {})) {
+      if (f.all) {  // every match, in page order (e.g. a table's visible column headers)
+        let els = [];
+        try { els = Array.from(document.querySelectorAll(f.selector)); } catch (e) {}
+        facts[name] = els.length ? els.map((el) => factOf(el, f)).filter((v) => v !== null) : null;
+        continue;
+      }
       let el = null;
       try { el = document.querySelector(f.selector); } catch (e) {}
-      facts[name] = el ? (f.attribute ? el.getAttribute(f.attribute) : squash(el.innerText || el.textContent, 400)) : null;
+      facts[name] = el ? factOf(el, f) : null;
     }
 
     const out = { url: location.href, quiet, busy, controls, aria, facts };
     if (opts.text) out.text = textOf(document, specials);
     if (opts.html) {
-      const names = new Set((opts.secretNames || []).map((n) => n.toLowerCase()));
-      const part = opts.secretPart ? new RegExp(opts.secretPart) : null;  // recorders.redact.SECRET_PART
-      const secretName = (name) => names.has(name.toLowerCase()) || (part !== null && name.replace(/([a-z0-9])([A-Z])/g, "$1_$2")
-        .toLowerCase().split(/[^a-z0-9]+/).some((p) => p && part.test(p)));
+      // recorders.redact.name_parts, base_name and secret_name, with the patterns they use
+      const boundary = new RegExp(opts.secretBoundary, "g"), part = new RegExp(opts.secretPart), pair = new RegExp(opts.secretPair);
+      const partsOf = (name) => name.replace(boundary, "_").toLowerCase().split(/[^a-z0-9]+/).filter((p) => p);
+      const baseOf = (name) => {
+        const ps = partsOf(name), kept = ps.filter((p, i) => !/^[0-9]+$/.test(p) && !(p === "v" && /^[0-9]+$/.test(ps[i + 1] || "")));
+        return (kept.length > 1 && kept[0] === "x" ? kept.slice(1) : kept).join(" ");
+      };
+      const names = new Set((opts.secretNames || []).map(baseOf));
+      const secretName = (name) => {
+        const ps = partsOf(name);
+        return names.has(baseOf(name)) || ps.some((p) => part.test(p)) || ps.slice(1).some((p, i) => pair.test(ps[i] + p));
+      };
       out.html = serialize(document, secretName);
       // What a re-rendering of the HTML needs beside it, and whether it could show everything (canvas, video and
       // plugin content are not in any DOM).

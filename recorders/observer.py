@@ -12,7 +12,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
-from recorders.redact import SECRET_PART
+from recorders.redact import PART_BOUNDARY, SECRET_PAIR, SECRET_PART
 
 #: The name of the binding the observer reports events through.
 BINDING = "__sgrRecorderEvent"
@@ -63,6 +63,8 @@ async def collect(
         "staleMs": stale_ms,
         "secretNames": secret_names or [],
         "secretPart": SECRET_PART.pattern,
+        "secretPair": SECRET_PAIR.pattern,
+        "secretBoundary": PART_BOUNDARY.pattern,
         "since": since_ms,
     }
     try:  # one JSON string: far cheaper to pass through Playwright than the nested value

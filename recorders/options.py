@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-#: URL/form/body parameter names whose values never reach an artifact (matched case-insensitively, exactly); names
-#: whose word parts say secret are redacted as well (`recorders.redact.secret_name`).
+#: URL/form/body parameter names whose values never reach an artifact (matched by their word parts, whatever the case,
+#: separators, numbers, versions or `X-` prefix: `recorders.redact.base_name`); names whose word parts say secret are
+#: redacted as well (`recorders.redact.secret_name`).
 DEFAULT_REDACT_PARAMS = [
     "token", "access_token", "refresh_token", "id_token", "auth_token", "csrf_token", "csrfmiddlewaretoken",
     "_csrf", "xsrf_token", "key", "api_key", "apikey", "api-key", "password", "passwd", "pwd", "pass",

@@ -40,7 +40,8 @@ from recorders.redact import REDACTED, Redactor
 from recorders.screens import StepShots
 from recorders.steps import StepWriter, Tab
 from recorders.trajectory import TrajectoryWriter
-from recorders.warc import Resource, WarcArchive, new_record_id
+from recorders.warc import Resource, WarcArchive
+from rigwarc.dialect import new_record_id
 
 SOFTWARE = "sgr-rig recorders 0.1 (warcio)"
 _CLOSE_TIMEOUT_S = 10.0

@@ -1,15 +1,22 @@
 """Redaction: secrets (cookies, auth headers, secret URL/form/JSON parameters, password values) never reach an artifact.
 
 A parameter, form field, JSON key or header is secret when its name is configured (`redact_params`,
-`redact_headers`, exact, any case) or when one of its word parts says so (`secret_name`): the name is split at
-camelCase boundaries and at every character that is not a letter or digit (`X-Api-Key`, `accessToken`,
-`auth_key`, `X-Amz-Signature` give `x api key`, `access token`, `auth key`, `x amz signature`), and a part is
-secret when it is `key`, `auth`, `sig`, `pwd`, `pass`, `sid`, `csrf`, `xsrf`, `otp`, `hmac` (or a plural), starts
-with `session`/`sessid`, is `auth`/`key`/`sig` joined to `token`/`key`/`code`/`id`/`hash`, or contains `token`,
-`secret`, `passw`, `credential`, `signature` or `apikey`. So `monkey`, `keyword`, `author`, `signal` and `signup`
-are not secret (a starts-with rule on `key`, `auth` and `sig` would take a research site's `keyword` and
-`author` queries); `tokenizer`, `secretary` and `session_date` are. In a response's JSON the bare words
-(`key`, `sig`, `pass`, ...) do not count: a data API's `{"key": "year"}` is no secret (`STRONG_PART`).
+`redact_headers`) or when its word parts say so (`secret_name`). A name is split into word parts at camelCase
+boundaries, where letters meet digits, and at every character that is not a letter or digit (`X-Api-Key`,
+`accessToken`, `auth_key`, `X-Amz-Signature`, `X-API-Key2` give `x api key`, `access token`, `auth key`,
+`x amz signature`, `x api key 2`). A part is secret when it is `key`, `auth`, `sig`, `pwd`, `pass`, `sid`, `csrf`,
+`xsrf`, `otp`, `hmac` (or a plural), starts with `session`/`sessid`, is `auth`/`key`/`sig` joined to
+`token`/`key`/`code`/`id`/`hash`, or contains `token`, `secret`, `passw`, `credential`, `signature` or `apikey`;
+two adjacent parts are secret together when joined they are such a compound (`api key`, `pass word`, `auth code`,
+`access key`, `private key`: `SECRET_PAIR`). So `monkey`, `keyword`, `author`, `signal` and `signup` are not secret
+(a starts-with rule on `key`, `auth` and `sig` would take a research site's `keyword` and `author` queries), nor are
+`page2`, `keyword2` or `oauth2`; `tokenizer`, `secretary`, `session_date`, `api_key_v2`, `X-Api-Key-2` and
+`AUTH_TOKEN3` are. In a response's JSON the bare words (`key`, `sig`, `pass`, ...) do not count: a data API's
+`{"key": "year"}` is no secret (`STRONG_PART`); the compounds do (`{"api_key": ...}`).
+
+A configured name matches whatever separates its parts and whatever version or number it carries, with or without
+an `X-` prefix (`base_name`): `api_key` configured takes `API-Key`, `apiKey`, `api_key2` and `X-Api-Key-v2`;
+`Cookie` and `Authorization` take `Cookie2`, `Set-Cookie2` and `X-Authorization`.
 
 The values redacted by name (and by `user:password@` in URLs) are learned: once seen, a value of at least
 8 characters that is not a plain lower-case word is scrubbed from everything written afterwards.
@@ -24,8 +31,8 @@ import threading
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus
 
-#: What a redacted value becomes (percent-encoded inside URLs and form bodies).
-REDACTED = "[redacted]"
+from rigwarc.dialect import REDACTED
+
 _REDACTED_URL = quote(REDACTED, safe="")
 _MIN_SECRET = 4  # shorter typed values are not scrubbed as literals (they would hit ordinary text)
 _TEXTUAL = re.compile(r"(?i)text/|json|javascript|xml")
@@ -42,7 +49,12 @@ SECRET_PART = re.compile(
 #: (`{"key": "year", "label": "Year"}`).
 STRONG_PART = re.compile(r"^(?:sess(?:ion|id).*|(?:auth|key|sig)(?:token|key|code|id|hash)s?"
                          r"|.*(?:token|secret|passw|credential|signature|apikey).*)$")
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+#: Two adjacent word parts that say secret together, whatever separates them (`api_key`, `pass-word`, `AccessKey`).
+SECRET_PAIR = re.compile(r"^(?:api(?:key|secret|token)|pass(?:word|wd|phrase|code)"
+                         r"|(?:auth|key|sig)(?:token|key|code|id|hash)|(?:access|private)key)s?$")
+#: Where a name splits into word parts besides its separators: camelCase (`apiKey`) and letters meeting digits
+#: (`Key2`, `3des`). The same source runs in the page (`recorders/observer.js`).
+PART_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 _PARTS = re.compile(r"[^a-z0-9]+")
 _PARAM = re.compile(r"((?:^|[?&#;])([^=&#;\s\"'<>?]+)=)([^&#;\s\"'<>]*)")
 _USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^/?#@\s:\"'<>]*:)([^/?#@\s\"'<>]+)(@)")
@@ -50,15 +62,26 @@ _MULTIPART_FIELD = re.compile(r'(name="([^"]*)"[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r
 
 
 def name_parts(name: str) -> list[str]:
-    """The lower-case word parts of a parameter or header name (`XApiKey` and `x-api_key`: x, api, key)."""
-    return [p for p in _PARTS.split(_CAMEL.sub(r"\1_\2", name).lower()) if p]
+    """The lower-case word parts of a parameter or header name (`XApiKey` and `x-api_key`: x, api, key; `Key2`:
+    key, 2)."""
+    return [p for p in _PARTS.split(PART_BOUNDARY.sub("_", name).lower()) if p]
+
+
+def base_name(name: str) -> str:
+    """A name as configured names are compared: its word parts without numbers, versions (`v2`) and a leading `x`,
+    joined by spaces (`X-Api-Key-v2`, `api_key2`, `API-Key`: `api key`)."""
+    parts = name_parts(name)
+    kept = [p for i, p in enumerate(parts) if not p.isdigit() and not (p == "v" and parts[i + 1:i + 2] and
+                                                                        parts[i + 1].isdigit())]
+    return " ".join(kept[1:] if len(kept) > 1 and kept[0] == "x" else kept)
 
 
 def secret_name(name: str, strong: bool = False) -> bool:
-    """Whether a parameter, field, JSON key or header of this name holds a secret, by its word parts (`strong`:
-    only by the parts that say so in a response's JSON)."""
+    """Whether a parameter, field, JSON key or header of this name holds a secret, by its word parts or two adjacent
+    ones (`strong`: only by the parts that say so in a response's JSON)."""
     part = STRONG_PART if strong else SECRET_PART
-    return any(part.match(p) for p in name_parts(name))
+    parts = name_parts(name)
+    return any(part.match(p) for p in parts) or any(SECRET_PAIR.match(a + b) for a, b in zip(parts, parts[1:]))
 
 
 def _learnable(value: str) -> bool:
@@ -70,8 +93,8 @@ class Redactor:
     """Redacts headers, URLs, bodies, state and text; learns password values and field names as it goes."""
 
     def __init__(self, params: list[str], headers: list[str]) -> None:
-        self._params = {p.lower() for p in params}
-        self._headers = {h.lower() for h in headers}
+        self._params = {base_name(p) for p in params} - {""}
+        self._headers = {base_name(h) for h in headers} - {""}
         self._typing: dict[str, str] = {}
         self._committed: set[str] = set()
         self._learned: set[str] = set()
@@ -80,12 +103,16 @@ class Redactor:
 
     @property
     def params(self) -> list[str]:
-        """The parameter names whose values are redacted (configured and learned)."""
+        """The parameter names whose values are redacted (configured and learned), as `base_name`s."""
         return sorted(self._params)
 
     def secret_param(self, name: str) -> bool:
         """Whether values of a parameter (or form field, or JSON key) with this name are redacted."""
-        return name.lower() in self._params or secret_name(name)
+        return base_name(name) in self._params or secret_name(name)
+
+    def dropped_header(self, name: str) -> bool:
+        """Whether a header is dropped from the archive: a configured one (`Cookie`, and `Cookie2`, `X-Cookie`)."""
+        return base_name(name) in self._headers
 
     def secret_header(self, name: str) -> bool:
         """Whether a header's value is redacted (dropped headers aside): its name says secret (CORS headers never:
@@ -94,8 +121,8 @@ class Redactor:
 
     def learn_param(self, name: str) -> None:
         """Redact this parameter name from now on (e.g. the name of a password input)."""
-        if name:
-            self._params.add(name.lower())
+        if name and base_name(name):
+            self._params.add(base_name(name))
 
     def learn_value(self, value: str) -> None:
         """A value that was redacted by its name: scrub it from everything written from now on (when long enough)."""
@@ -156,7 +183,7 @@ class Redactor:
         URLs in the rest redacted."""
         out = []
         for k, v in headers:
-            if k.lower() in self._headers:
+            if self.dropped_header(k):
                 self._learn_header(k, v)
             elif self.secret_header(k):
                 self.learn_value(v)
@@ -167,8 +194,9 @@ class Redactor:
 
     def _learn_header(self, name: str, value: str) -> None:
         """Learn the credential of a dropped header: a cookie's value when its name is secret, else the last word."""
-        if name.lower() in ("cookie", "set-cookie"):
-            pairs = value.split("\n") if name.lower() == "set-cookie" else value.split(";")
+        kind = base_name(name)
+        if kind in ("cookie", "set cookie"):
+            pairs = value.split("\n") if kind == "set cookie" else value.split(";")
             for pair in (p.split(";", 1)[0] for p in pairs):
                 cookie, _, v = pair.partition("=")
                 if self.secret_param(cookie.strip()):

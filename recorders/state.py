@@ -86,14 +86,20 @@ def aria_state(aria: list[dict[str, str]]) -> dict[str, str]:
 
 
 def fact_state(adapter: SiteAdapter | None, facts: dict[str, str | None]) -> dict[str, Any]:
-    """`page.<name>` for each fact the adapter declares and the page shows (regex group 1 when given), and
-    `page.<name>.<field>` for each field of a fact parsed as a query string."""
+    """`page.<name>` for each fact the adapter declares and the page shows (regex group 1 when given; a fact read
+    from every match is the list of them), and `page.<name>.<field>` for each field of a fact parsed as a query
+    string."""
     if adapter is None:
         return {}
     out: dict[str, Any] = {}
     for name, fact in adapter.page.items():
         v = facts.get(name)
         if v is None:
+            continue
+        if isinstance(v, list):  # a fact read from every match (`all`)
+            items = [m.group(1) if m.groups() else m.group(0) for x in v
+                     if (m := re.search(fact.regex or r"[\s\S]*", x))]
+            out[f"page.{name}"] = [x.strip() for x in items]
             continue
         if fact.regex:
             m = re.search(fact.regex, v)

@@ -21,6 +21,7 @@ from recorders.options import RecorderOptions
 from recorders.redact import Redactor
 from recorders.trajectory import TrajectoryWriter
 from recorders.warc import Capture, WarcArchive
+from rigwarc.dialect import DOM, TEXT
 
 _BUSY_POLL_S = 0.01  # a page with work pending is asked again this soon
 
@@ -81,7 +82,7 @@ class StepWriter:
         the step's action. None when the page closed.
         """
         adapter = state.pick_adapter(self.adapters, tab.page.url)
-        facts = {k: f.model_dump(include={"selector", "attribute"}) for k, f in adapter.page.items()} if adapter else {}
+        facts = {k: f.model_dump(include={"selector", "attribute", "all"}) for k, f in adapter.page.items()} if adapter else {}
         began = time.monotonic()
         try:
             raw, settled = await self._settle(tab, facts)
@@ -200,7 +201,7 @@ class StepWriter:
             snap.warc_record_id = self.archive.new_id()
             data = text.encode("utf-8")
             self.archive.put(
-                Capture(snap.warc_record_id, "text", url, n, now, "text/plain; charset=utf-8", data, refers_to=refers)
+                Capture(snap.warc_record_id, TEXT, url, n, now, "text/plain; charset=utf-8", data, refers_to=refers)
             )
         if html is not None:
             snap.dom_record_id = self.archive.new_id()
@@ -208,7 +209,7 @@ class StepWriter:
             self.archive.put(
                 Capture(
                     snap.dom_record_id,
-                    "dom",
+                    DOM,
                     url,
                     n,
                     now,

@@ -1,10 +1,11 @@
 """evidence.warc.gz: WARC 1.1, one gzip member per record, written by a background thread one record at a time.
 
-Records: `warcinfo` first; per exchange a `response` and a `request` (its `WARC-Concurrent-To` names the
-response; a response whose body could not be read holds none and says why in `WARC-Rig-Missing`); per step
-a `conversion` record of the page's visible text (`text/plain`) and one of its DOM snapshot (`application/json`),
-both with `WARC-Target-URI` = the page URL and `WARC-Rig-Step` = the step; and `resource` records a driver adds
-(a tool server's result texts: `WARC-Target-URI` a `urn:`, `WARC-Rig-Capture: tool`, `WARC-Rig-Step` its step).
+Records (built by `rigwarc.build`, in the rig's dialect, `rigwarc.dialect`): `warcinfo` first; per exchange a
+`response` and a `request` (its `WARC-Concurrent-To` names the response; a response whose body could not be read
+holds none and says why in `WARC-Rig-Missing`, one whose body was cut says so in `WARC-Truncated`); per step a
+`conversion` record of the page's visible text (`text/plain`) and one of its DOM snapshot, both with
+`WARC-Target-URI` = the page URL and `WARC-Rig-Step` = the step; and `resource` records a driver adds (a tool
+server's result texts: `WARC-Target-URI` a `urn:`, `WARC-Rig-Capture: tool`, `WARC-Rig-Step` its step).
 Each record is one `write()` call, so a killed process leaves every earlier record intact.
 """
 
@@ -14,39 +15,17 @@ import asyncio
 import os
 import queue
 import threading
-import uuid
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from io import BytesIO
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from loguru import logger
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
+from warcio.recordloader import ArcWarcRecord
 
-#: Header naming the trajectory step of a per-step record.
-STEP_HEADER = "WARC-Rig-Step"
-#: Header saying what a per-step record holds: `text` or `dom`.
-CAPTURE_HEADER = "WARC-Rig-Capture"
-#: Header of a response record archived without its body, saying why (`body not readable: <reason>`): the record
-#: holds no body (its `WARC-Truncated` says so too) and is no answer to replay.
-MISSING_HEADER = "WARC-Rig-Missing"
-#: Header of a DOM snapshot record: the viewport it was shown in and its scroll offset, `width height x y` (CSS px).
-VIEW_HEADER = "WARC-Rig-View"
-_GZIP_LEVEL = 6  # warcio's own wrapper uses 9: several times slower for a few percent
-
-
-def new_record_id() -> str:
-    """A fresh `<urn:uuid:...>` WARC record id."""
-    return f"<urn:uuid:{uuid.uuid4()}>"
-
-
-def warc_date(ts: float) -> str:
-    """A WARC 1.1 date (UTC, microseconds) for a Unix timestamp."""
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+from rigwarc import build
+from rigwarc.dialect import CAPTURE_HEADER, STEP_HEADER  # noqa: F401  (re-exported: tests/test_report.py imports them here)
+from rigwarc.dialect import TOOL, View, warc_date
+from rigwarc.members import RECORDER_LEVEL, RecordEncoder
 
 
 @dataclass
@@ -82,7 +61,7 @@ class Capture:
     data: bytes | Callable[[], bytes]  # a callable is run on the writer thread (e.g. serialising a DOM snapshot)
     refers_to: str | None = None
     concurrent_to: str | None = None
-    view: tuple[int, int, int, int] | None = None  # a DOM snapshot's viewport and scroll offset (VIEW_HEADER)
+    view: View | None = None  # a DOM snapshot's viewport and scroll offset (WARC-Rig-View)
 
 
 @dataclass
@@ -95,7 +74,7 @@ class Resource:
     date: float
     content_type: str
     data: bytes
-    kind: str = "tool"
+    kind: str = TOOL
 
 
 class WarcArchive:
@@ -105,8 +84,7 @@ class WarcArchive:
         self.path = path
         self._ids, self._clock = ids, clock
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        self._buf = BytesIO()
-        self._writer = WARCWriter(self._buf, gzip=False, warc_version="1.1")  # gzipped here, per record, at level 6
+        self._encoder = RecordEncoder()
         self._queue: queue.Queue[Exchange | Capture | Resource | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="recorders-warc", daemon=True)
         self.errors = 0
@@ -134,94 +112,36 @@ class WarcArchive:
             "format": "WARC File Format 1.1",
             "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
         }
-        rec = self._writer.create_warcinfo_record(self.path.name, info)
-        rec.rec_headers.replace_header("WARC-Record-ID", self._ids())
-        rec.rec_headers.replace_header("WARC-Date", warc_date(self._clock()))
-        self._emit([rec])
+        self._emit([build.warcinfo(self.path.name, info, record_id=self._ids(), date=warc_date(self._clock()))])
 
     def _run(self) -> None:
         while (item := self._queue.get()) is not None:
             try:
-                self._emit(self._records(item))
+                self._emit(_records(item))
             except Exception as exc:  # a bad record must not stop the archive
                 self.errors += 1
                 logger.warning("recorders: a WARC record could not be written: {}", type(exc).__name__)
 
-    def _records(self, item: Exchange | Capture | Resource) -> list:  # type: ignore[type-arg]
-        w = self._writer
-        if isinstance(item, Resource):
-            headers = {"WARC-Record-ID": item.record_id, "WARC-Date": warc_date(item.date), CAPTURE_HEADER: item.kind}
-            if item.step is not None:
-                headers[STEP_HEADER] = str(item.step)
-            return [w.create_warc_record(item.uri, "resource", payload=BytesIO(item.data), length=len(item.data),
-                                         warc_content_type=item.content_type, warc_headers_dict=headers)]
-        if isinstance(item, Capture):
-            headers = {
-                "WARC-Record-ID": item.record_id,
-                "WARC-Date": warc_date(item.date),
-                STEP_HEADER: str(item.step),
-                CAPTURE_HEADER: item.kind,
-            }
-            if item.refers_to:
-                headers["WARC-Refers-To"] = item.refers_to
-            if item.concurrent_to:
-                headers["WARC-Concurrent-To"] = item.concurrent_to
-            if item.view:
-                headers[VIEW_HEADER] = " ".join(str(v) for v in item.view)
-            data = item.data() if callable(item.data) else item.data
-            rec = w.create_warc_record(
-                item.url,
-                "conversion",
-                payload=BytesIO(data),
-                length=len(data),
-                warc_content_type=item.content_type,
-                warc_headers_dict=headers,
-            )
-            return [rec]
-        out = []
-        if item.response_id is not None:
-            status = StatusAndHeaders(
-                f"{item.status} {item.reason}".strip(), item.response_headers, protocol="HTTP/1.1"
-            )
-            headers = {"WARC-Record-ID": item.response_id, "WARC-Date": warc_date(item.response_date)}
-            if item.truncated:
-                headers["WARC-Truncated"] = item.truncated
-            if item.missing:
-                headers[MISSING_HEADER] = item.missing
-            body = item.response_body
-            out.append(
-                w.create_warc_record(
-                    item.url,
-                    "response",
-                    payload=BytesIO(body),
-                    length=len(body),
-                    http_headers=status,
-                    warc_headers_dict=headers,
-                )
-            )
-        parts = urlsplit(item.url)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        req = StatusAndHeaders(f"{item.method} {target} HTTP/1.1", item.request_headers, is_http_request=True)
-        headers = {"WARC-Record-ID": item.request_id, "WARC-Date": warc_date(item.request_date)}
-        if item.response_id is not None:
-            headers["WARC-Concurrent-To"] = item.response_id
-        body = item.request_body
-        out.append(
-            w.create_warc_record(
-                item.url,
-                "request",
-                payload=BytesIO(body),
-                length=len(body),
-                http_headers=req,
-                warc_headers_dict=headers,
-            )
-        )
-        return out
-
-    def _emit(self, records: list) -> None:  # type: ignore[type-arg]
+    def _emit(self, records: list[ArcWarcRecord]) -> None:
         for rec in records:
-            self._buf.seek(0)
-            self._buf.truncate()
-            self._writer.write_record(rec)
-            gz = zlib.compressobj(_GZIP_LEVEL, zlib.DEFLATED, 31)  # wbits 31: a gzip member
-            os.write(self._fd, gz.compress(self._buf.getvalue()) + gz.flush())
+            os.write(self._fd, self._encoder.member(rec, RECORDER_LEVEL))
+
+
+def _records(item: Exchange | Capture | Resource) -> list[ArcWarcRecord]:
+    """The records of a queued item: a resource, a per-step capture, or an exchange's response (if any) and request."""
+    if isinstance(item, Resource):
+        return [build.resource(item.uri, item.data, item.content_type, record_id=item.record_id,
+                               date=warc_date(item.date), step=item.step, kind=item.kind)]
+    if isinstance(item, Capture):
+        data = item.data() if callable(item.data) else item.data
+        return [build.capture(item.kind, item.url, data, item.content_type, step=item.step, record_id=item.record_id,
+                              date=warc_date(item.date), refers_to=item.refers_to, concurrent_to=item.concurrent_to,
+                              view=item.view)]
+    out = []
+    if item.response_id is not None:
+        out.append(build.response(item.url, item.status, item.reason, item.response_headers, item.response_body,
+                                  record_id=item.response_id, date=warc_date(item.response_date),
+                                  truncated=item.truncated, missing=item.missing))
+    out.append(build.request(item.url, item.method, item.request_headers, item.request_body, record_id=item.request_id,
+                             date=warc_date(item.request_date), concurrent_to=item.response_id))
+    return out

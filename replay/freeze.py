@@ -10,6 +10,10 @@ over time replays as that sequence. The snapshot's rules match origins (`MatchRu
 request for `https://portal.example.org/x` is answered by what that origin sent, never by another host's `/x`.
 A source may move a recorded origin (a bundled sites server on a random port) onto another (`FROZEN_ORIGIN`, where
 frozen runs put the bundled sites).
+
+A body the episodes recorded cut (`WARC-Truncated`) or not at all (`WARC-Rig-Missing`, where no episode got an
+answer to that request) stays marked so in the snapshot: the manifest counts them (`truncated_bodies`,
+`missing_bodies`), `FreezeResult.incomplete` names their URLs, and frozen runs answer them with a 502 page.
 """
 
 from __future__ import annotations
@@ -42,10 +46,21 @@ class FreezeSource:
 
 @dataclass
 class FreezeResult:
-    """The snapshot's manifest, and problems met reading the sources (a torn last record: the rest was used)."""
+    """The snapshot's manifest, problems met reading the sources (a torn last record: the rest was used), and the
+    URLs whose body the snapshot holds cut or not at all."""
 
     manifest: Manifest
     problems: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)
+
+    def incomplete_warning(self, out: Path, shown: int = 3) -> str | None:
+        """One line naming how many bodies are not whole and where (None when all are)."""
+        m, urls = self.manifest, self.incomplete
+        if not urls:
+            return None
+        more = f" and {len(urls) - shown} more" if len(urls) > shown else ""
+        return (f"{out}: {len(urls)} archived bodies are not whole ({m.truncated_bodies} cut, {m.missing_bodies} missing): "
+                f"{', '.join(urls[:shown])}{more}; frozen runs answer them with a 502 page, not as complete answers")
 
 
 def origin_of(url: str) -> str:
@@ -69,41 +84,44 @@ def move_origin(url: str, origin_map: Mapping[str, str]) -> str:
 
 
 def freeze(sources: Iterable[FreezeSource], out_dir: str | Path, *, name: str, built_at: datetime, rig_version: str,
-           sites: Iterable[str] = (), data_version: Iterable[str] = (), info: dict[str, Any] | None = None) -> FreezeResult:
+           sites: Iterable[str] = (), data_version: Iterable[str] = (), info: dict[str, Any] | None = None,
+           rules: MatchRules = FROZEN_RULES) -> FreezeResult:
     """Write the sources' exchanges as one snapshot directory (`manifest.json`, `snapshot.warc.gz`).
 
     `sites` names bundled sites whose episodes were moved onto `FROZEN_ORIGIN`, `data_version` their data versions;
-    `info` goes into the manifest's `sources`. ReplayError when a source is not a readable WARC or nothing in
-    the sources has a response.
+    `info` goes into the manifest's `sources`; `rules` are the snapshot's match rules (`FROZEN_RULES` with per-snapshot
+    fuzzy rules: query parameters ignored on some paths, `MatchRules.site_params`). ReplayError when a source is not a
+    readable WARC or nothing in the sources has a response.
     """
     chosen = list(sources)
     problems: list[str] = []
     exchanges: list[Exchange] = []
     for n, src in enumerate(chosen):
-        index = load_index(src.warc, FROZEN_RULES)
+        index = load_index(src.warc, rules)
         problems += index.errors
-        for x in index.all():
+        for x in [*index.all(), *(x for xs in index.missing.values() for x in xs)]:
             if x.response is None or not x.url.startswith(("http://", "https://")):
                 continue
             exchanges.append(_moved(x, n, src.origin_map))
-    combined = ArchiveIndex(KeyMaker(FROZEN_RULES))
+    combined = ArchiveIndex(KeyMaker(rules))
     add_exchanges(combined, exchanges, dedupe=True)
-    kept = list(combined.all())
+    kept, missing = list(combined.all()), combined.unanswered()
     if not kept:
         raise ReplayError(f"{out_dir}: the episodes archived no response to freeze")
     out = Path(out_dir)
-    date, n_exchanges, records = write_archive(kept, out, site=name, built_at=built_at, rig_version=rig_version)
+    written = write_archive(kept, out, site=name, built_at=built_at, rig_version=rig_version, missing=missing)
     varying = sum(len(v) > 1 for v in combined.exchanges.values())
     starts = sorted({s.start_url for s in chosen if s.start_url and s.start_url.startswith(("http://", "https://"))})
     manifest = Manifest(
-        site=name, built_at=date, rig_version=rig_version, data_version=sorted(set(data_version)),
-        start_path=urlsplit(starts[0]).path if starts else "/", exchanges=n_exchanges, records=records,
-        bytes=(out / SNAPSHOT_WARC).stat().st_size, rules=FROZEN_RULES.to_json(),
+        site=name, built_at=written.date, rig_version=rig_version, data_version=sorted(set(data_version)),
+        start_path=urlsplit(starts[0]).path if starts else "/", exchanges=written.exchanges, records=written.records,
+        bytes=(out / SNAPSHOT_WARC).stat().st_size, rules=rules.to_json(),
         sources={"archives": len(chosen), "keys_with_sequences": varying, **(info or {})},
-        origins=sorted({origin_of(x.url) for x in kept}), start_urls=starts, sites=sorted(set(sites)),
+        origins=sorted({origin_of(x.url) for x in kept + missing}), start_urls=starts, sites=sorted(set(sites)),
+        truncated_bodies=written.truncated, missing_bodies=written.missing,
     )
     manifest.write(out)
-    return FreezeResult(manifest, problems)
+    return FreezeResult(manifest, problems, list(written.incomplete_urls))
 
 
 def _moved(x: Exchange, source_no: int, origin_map: Mapping[str, str]) -> Exchange:

@@ -1,41 +1,29 @@
 """Reading WARCs into a lookup: (method, normalised URL, body digest) -> the recorded responses, in recorded order.
 
-Records are streamed once (warcio's ArchiveIterator). `request` records are joined to their `response`
-by `WARC-Concurrent-To`; a request without a response (it failed while recording) is kept as a failure.
+Records are read once, through `rigwarc.read.ArchiveReader` (the rig's one WARC reader: torn tails and stray bytes
+stopped at, the rig's headers decoded). `request` records are joined to their `response` by `WARC-Concurrent-To`;
+a request without a response (it failed while recording) is kept as a failure.
 A response the recorder archived without its body (`WARC-Rig-Missing`) answers nothing: it and its request are
-left out (counted in `missing_bodies`), so replaying that request is a miss, never an empty answer.
+kept apart (`ArchiveIndex.missing`, counted in `missing_bodies`), so a lookup never returns it and replaying that
+request is never an empty answer. A response whose body was cut (`WARC-Truncated`) is held with what it has and says
+so (`Response.truncated`); `ArchiveIndex.truncated` names every URL whose recorded body is not whole.
 Per-step text records (`WARC-Rig-Capture: text`) are kept only as digests; DOM snapshots are skipped.
 """
 
 from __future__ import annotations
 
-import bisect
 import hashlib
-import io
 import time
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from warcio.archiveiterator import ArchiveIterator
-from warcio.exceptions import ArchiveLoadFailed
-
 from replay.errors import ReplayError
 from replay.keys import Key, KeyMaker, MatchRules, redacted_names
-
-#: Header naming the trajectory step of a per-step record (the recorder's WARC format).
-STEP_HEADER = "WARC-Rig-Step"
-#: Header saying what a per-step record holds: `text` or `dom`.
-CAPTURE_HEADER = "WARC-Rig-Capture"
-#: Header of a response record the recorder archived without its body (its value says why): no answer to replay.
-MISSING_HEADER = "WARC-Rig-Missing"
-#: Header of a DOM snapshot record: `width height x y`, the viewport it was shown in and its scroll offset.
-VIEW_HEADER = "WARC-Rig-View"
-#: Archives up to this size (compressed) are inflated once and parsed as plain records; larger ones are streamed by
-#: warcio's own gzip reader, so that the decompressed copy never has to fit in memory at once.
-_INFLATE_ONCE_MAX = 64 * 1024 * 1024
+from rigwarc.dialect import TEXT
+from rigwarc.members import whole_gzip_members  # noqa: F401  (re-exported: tests/test_bad_input.py imports it here)
+from rigwarc.read import ArchiveReader, WarcError
 
 
 @dataclass(frozen=True)
@@ -46,10 +34,15 @@ class Response:
     reason: str
     headers: tuple[tuple[str, str], ...]
     body: bytes
+    #: Why the body is not whole (`WARC-Truncated`: `length`, `time`, ...): it holds the first bytes only, or none.
+    truncated: str | None = None
+    #: Why the response was archived without any body (`WARC-Rig-Missing`): it answers nothing.
+    missing: str | None = None
 
     def same_as(self, other: Response) -> bool:
-        """Same status, content type and body (headers such as Date may differ)."""
-        return (self.status, self.content_type, self.body) == (other.status, other.content_type, other.body)
+        """Same status, content type and body, equally whole (headers such as Date may differ)."""
+        return ((self.status, self.content_type, self.body, self.truncated, self.missing)
+                == (other.status, other.content_type, other.body, other.truncated, other.missing))
 
     @property
     def content_type(self) -> str:
@@ -95,6 +88,10 @@ class ArchiveIndex:
     errors: list[str] = field(default_factory=list)
     #: Responses recorded without their body (`WARC-Rig-Missing`): left out with their requests, which replay as misses.
     missing_bodies: int = 0
+    #: Those exchanges by lookup key, in recorded order (each response's `missing` says why): no lookup returns them.
+    missing: dict[Key, list[Exchange]] = field(default_factory=dict)
+    #: Every URL with a recorded response whose body is not whole (cut, or missing): its `WARC-Truncated` reason.
+    truncated: dict[str, str] = field(default_factory=dict)
     #: Where reading stopped short of the end, and why: a record that is not WARC in the middle of an archive.
     stopped: tuple[int, str] | None = None
 
@@ -110,6 +107,15 @@ class ArchiveIndex:
     def empty(cls) -> ArchiveIndex:
         """An index of no archive."""
         return cls(KeyMaker(MatchRules()))
+
+    def missing_answer(self, key: Key) -> Exchange | None:
+        """The first exchange recorded for `key` without its body, when no answer for `key` is held."""
+        return None if self.exchanges.get(key) else next(iter(self.missing.get(key, ())), None)
+
+    def unanswered(self) -> list[Exchange]:
+        """The exchanges recorded without their body whose keys no answer is held for (one per key), in recorded
+        order: what a snapshot keeps of them, so that replay can say the body is missing."""
+        return sorted((x for k in self.missing if (x := self.missing_answer(k)) is not None), key=lambda x: x.order)
 
     def __len__(self) -> int:
         return sum(len(v) for v in self.exchanges.values())
@@ -143,14 +149,19 @@ def load_index(paths: str | Path | Iterable[str | Path], rules: MatchRules | Non
 
 def add_exchanges(index: ArchiveIndex, exchanges: Iterable[Exchange], *, dedupe: bool = False) -> None:
     """Group exchanges into `index` by lookup key, in recorded order (`Exchange.order`); parameters redacted in any
-    of them are masked in every key. With `dedupe`, an answer identical to one already held for its key is dropped."""
+    of them are masked in every key. With `dedupe`, an answer identical to one already held for its key is dropped.
+    An exchange whose response holds no body (`Response.missing`) goes to `index.missing`, not among the answers."""
     raw = list(exchanges)
     masked: set[str] = set(index.keys.masked)
     for x in raw:
         masked |= redacted_names(x.url, x.body, x.content_type)
     index.keys.masked = frozenset(masked)
     for x in sorted(raw, key=lambda x: x.order):
-        held = index.exchanges.setdefault(index.key(x.method, x.url, x.body, x.content_type), [])
+        r = x.response
+        if r is not None and r.truncated:
+            index.truncated.setdefault(x.url, r.truncated)
+        group = index.missing if r is not None and r.missing is not None else index.exchanges
+        held = group.setdefault(index.key(x.method, x.url, x.body, x.content_type), [])
         if dedupe and any(_same(x, h) for h in held):
             continue
         held.append(x)
@@ -162,113 +173,47 @@ def _same(a: Exchange, b: Exchange) -> bool:
     return a.response.same_as(b.response)
 
 
-def whole_gzip_members(data: bytes, chunk: int = 4096) -> int:
-    """How many leading bytes of `data` are whole gzip members: a torn (or corrupt) member and all after it are not."""
-    return _gunzip_members(data, chunk).end
-
-
-@dataclass
-class _Members:
-    """The leading whole gzip members of a file, decompressed: their content, and where each began in it and in the file."""
-
-    content: list[bytes] = field(default_factory=list)
-    starts: list[int] = field(default_factory=list)  # each member's offset in the joined content
-    offsets: list[int] = field(default_factory=list)  # each member's offset in the file
-    end: int = 0  # bytes of the file that are whole members
-
-    def offset_in_file(self, at: int) -> int:
-        """The file offset of the member holding byte `at` of the joined content (a record's start: its member's)."""
-        return self.offsets[max(0, bisect.bisect_right(self.starts, at) - 1)] if self.offsets else at
-
-
-def _gunzip_members(data: bytes, chunk: int = 4096, keep: bool = False) -> _Members:
-    """Decompress `data` member by member up to a torn (or corrupt) member; with `keep`, keep what each one held."""
-    view, out, size = memoryview(data), _Members(), 0
-    while out.end < len(data):
-        d, pos, parts = zlib.decompressobj(31), out.end, []
-        try:
-            while not d.eof and pos < len(data):
-                part = d.decompress(view[pos:pos + chunk])
-                if keep:
-                    parts.append(part)
-                pos += chunk
-        except zlib.error:
-            return out
-        if not d.eof:
-            return out
-        if keep:
-            out.starts.append(size)
-            out.offsets.append(out.end)
-            out.content.extend(parts)
-            size += sum(map(len, parts))
-        out.end = min(pos, len(data)) - len(d.unused_data)
-    return out
-
-
 def _read(path: Path, file_no: int, out: list[Exchange], index: ArchiveIndex, dates: list[str], texts: bool) -> None:
     if not path.is_file():
         raise ReplayError(f"{path}: no such archive; an episode directory holds evidence.warc.gz")
     responses: dict[str, tuple[Response, str, str, int]] = {}
-    missing: set[str] = set()  # record ids of responses without their body
     requests: list[Exchange] = []
-    pos, before = -1, index.records
-    data = path.read_bytes()
-    if data and data[:2] != b"\x1f\x8b" and not data.startswith(b"WARC/"):
-        raise ReplayError(f"{path}: not a WARC file (it starts with neither a gzip header nor 'WARC/'); "
-                          f"check it with `warcio check {path}`")
-    # gzip: the whole members decompressed once, here, and read by warcio as plain records (not inflated again)
-    members = _gunzip_members(data, keep=len(data) <= _INFLATE_ONCE_MAX) if data[:2] == b"\x1f\x8b" else None
-    end = members.end if members is not None else len(data)
-    if 0 < end < len(data):  # warcio would hand out the torn record's partial content as if it were whole
-        index.errors.append(f"{path}: the archive ends with a torn or corrupt record at byte {end} of {len(data)}; "
-                            "the complete records before it are used")
-    inflated = members is not None and bool(members.offsets)
+    before = index.records
     try:
-        with io.BytesIO(b"".join(members.content) if inflated else data[:end] if end else data) as fh:
-            records = ArchiveIterator(fh, arc2warc=True)
-            for pos, rec in enumerate(records):
-                if rec.format != "warc" or not rec.rec_type:
-                    raise ValueError(f"record {pos} is not a WARC record")
-                index.records += 1
-                h = rec.rec_headers
-                date = h.get_header("WARC-Date") or ""
-                if date:
-                    dates.append(date)
-                if rec.rec_type == "response" and h.get_header(MISSING_HEADER) is not None:
-                    missing.add(h.get_header("WARC-Record-ID"))  # no body: it answers nothing
-                    index.missing_bodies += 1
-                elif rec.rec_type == "response" and rec.http_headers is not None:
-                    http = rec.http_headers
-                    resp = Response(int(http.get_statuscode() or 0), http.statusline.partition(" ")[2], tuple(http.headers),
-                                    rec.content_stream().read())
-                    responses[h.get_header("WARC-Record-ID")] = (resp, h.get_header("WARC-Target-URI"), date, pos)
-                elif rec.rec_type == "request" and rec.http_headers is not None:
-                    http = rec.http_headers
-                    requests.append(Exchange(http.protocol.upper(), h.get_header("WARC-Target-URI"), tuple(http.headers),
-                                             rec.content_stream().read(), date, None,
-                                             (file_no, date, pos), h.get_header("WARC-Concurrent-To")))
-                elif h.get_header(CAPTURE_HEADER) == "text":
-                    content = rec.content_stream().read()
-                    step = h.get_header(STEP_HEADER)
-                    if step is not None and step.isdigit():
-                        index.step_text[int(step)] = hashlib.sha256(content).hexdigest()
-                    if texts:
-                        rid = h.get_header("WARC-Record-ID")
-                        index.texts[rid] = content.decode("utf-8", "replace")
-                        if step is not None and step.isdigit():
-                            index.text_ids[int(step)] = rid
-    except (ArchiveLoadFailed, OSError, ValueError, AttributeError, EOFError) as exc:
-        if pos <= 0:
-            raise ReplayError(f"{path}: not a readable WARC ({exc or type(exc).__name__}); check it with `warcio check {path}`") from None
-        at = members.offset_in_file(records.offset) if inflated else records.offset
-        index.errors.append(f"{path}: reading stopped at byte {at}, after {index.records - before} records "
-                            f"({exc or type(exc).__name__}); the records before it are used")
-        index.stopped = (at, str(getattr(exc, "msg", exc) or type(exc).__name__).strip())
-    if pos < 0 and path.stat().st_size > 0:
-        raise ReplayError(f"{path}: no WARC record in it (bad gzip?); check it with `warcio check {path}`")
+        reader = ArchiveReader(path)
+        if reader.torn_at is not None:  # warcio would hand out the torn record's partial content as if it were whole
+            index.errors.append(f"{path}: the archive ends with a torn or corrupt record at byte {reader.torn_at} of "
+                                f"{reader.size}; the complete records before it are used")
+        for pos, rec in enumerate(reader):
+            index.records += 1
+            if rec.date:
+                dates.append(rec.date)
+            if rec.type == "response" and rec.http is not None:
+                http = rec.http
+                # a missing body (WARC-Rig-Missing) answers nothing: add_exchanges keeps it apart
+                resp = Response(int(http.get_statuscode() or 0), http.statusline.partition(" ")[2], tuple(http.headers),
+                                b"" if rec.missing is not None else rec.content, rec.truncated, rec.missing)
+                responses[rec.record_id] = (resp, rec.target_uri, rec.date, pos)
+            elif rec.type == "request" and rec.http is not None:
+                http = rec.http
+                requests.append(Exchange(http.protocol.upper(), rec.target_uri, tuple(http.headers), rec.content,
+                                         rec.date, None, (file_no, rec.date, pos), rec.concurrent_to))
+            elif rec.capture == TEXT:
+                if rec.step is not None:
+                    index.step_text[rec.step] = hashlib.sha256(rec.content).hexdigest()
+                if texts:
+                    index.texts[rec.record_id] = rec.content.decode("utf-8", "replace")
+                    if rec.step is not None:
+                        index.text_ids[rec.step] = rec.record_id
+    except WarcError as exc:
+        raise ReplayError(f"{path}: {exc}") from None
+    if reader.stopped is not None:
+        stop = reader.stopped
+        index.errors.append(f"{path}: reading stopped at byte {stop.at}, after {index.records - before} records "
+                            f"({stop.error}); the records before it are used")
+        index.stopped = (stop.at, stop.reason)
+    index.missing_bodies += sum(r.missing is not None for r, *_ in responses.values())
     for x in requests:
-        if x.response_id in missing:
-            continue  # answered while recording, but without its body: a miss, not a failure nor an empty answer
         found = responses.pop(x.response_id, None) if x.response_id else None
         out.append(replace(x, response=found[0] if found else None))
     for resp, url, date, pos in responses.values():  # responses without a request record (other tools): GETs

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
-#: The value the recorder writes in place of a secret (mirrors `recorders.REDACTED`; the WARC is the contract).
-REDACTED = "[redacted]"
+from rigwarc.dialect import REDACTED
 
 #: A lookup key: (method, normalised URL, body digest).
 Key = tuple[str, str, str]

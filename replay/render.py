@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,12 +29,15 @@ from loguru import logger
 from playwright.async_api import Browser, Page, Route
 from playwright.async_api import Error as PlaywrightError
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_fixed
-from warcio.archiveiterator import ArchiveIterator
 
-from replay.index import CAPTURE_HEADER, STEP_HEADER, VIEW_HEADER, ArchiveIndex, load_index
+from replay.errors import ReplayError
+from replay.index import ArchiveIndex, load_index
 from replay.route import REPLAY_CONTEXT_OPTIONS, attach_replay
+from rigwarc.atomic import atomic_write
+from rigwarc.dialect import DOM, View
+from rigwarc.read import ArchiveReader, WarcError
 
-DEFAULT_VIEW = (1280, 720, 0, 0)
+DEFAULT_VIEW: View = (1280, 720, 0, 0)
 _STEP_TIMEOUT_S = 10.0  # one snapshot's load and picture; its resources all come from the archive
 
 
@@ -46,33 +48,22 @@ class DomSnapshot:
     step: int
     url: str
     html: bytes
-    view: tuple[int, int, int, int]
+    view: View
 
 
 def read_dom_snapshots(paths: Path | Iterable[Path]) -> dict[int, DomSnapshot]:
-    """Every step's DOM snapshot in the WARCs, by step (a step archived twice keeps its last)."""
+    """Every step's DOM snapshot in the WARCs, by step (a step archived twice keeps its last; the whole records of a
+    torn archive are read). ReplayError when a file is no WARC."""
     out: dict[int, DomSnapshot] = {}
     for path in [paths] if isinstance(paths, Path) else list(paths):
-        with open(path, "rb") as fh:
-            for record in ArchiveIterator(fh):
-                headers = record.rec_headers
-                if record.rec_type != "conversion" or headers.get_header(CAPTURE_HEADER) != "dom":
-                    continue
-                try:
-                    step = int(headers.get_header(STEP_HEADER) or "")
-                except ValueError:
-                    continue
-                out[step] = DomSnapshot(step, headers.get_header("WARC-Target-URI") or "", record.content_stream().read(),
-                                        _view(headers.get_header(VIEW_HEADER)))
+        try:
+            for record in ArchiveReader(path):
+                if record.type == "conversion" and record.capture == DOM and record.step is not None:
+                    out[record.step] = DomSnapshot(record.step, record.target_uri or "", record.content,
+                                                   record.view or DEFAULT_VIEW)
+        except WarcError as exc:
+            raise ReplayError(f"{path}: {exc}") from None
     return out
-
-
-def _view(value: str | None) -> tuple[int, int, int, int]:
-    try:
-        w, h, x, y = (int(v) for v in (value or "").split())
-    except ValueError:
-        return DEFAULT_VIEW
-    return (w, h, x, y) if w > 0 and h > 0 else DEFAULT_VIEW
 
 
 async def render_dom_images(
@@ -112,7 +103,7 @@ async def render_dom_images(
                 if key not in done:
                     async with asyncio.timeout(_STEP_TIMEOUT_S):
                         done[key] = await renderer.render(snap)
-                _write(targets[snap.step], done[key])
+                atomic_write(targets[snap.step], done[key])
                 result[snap.step] = None
             except (PlaywrightError, TimeoutError, OSError) as exc:
                 reason = "timed out" if isinstance(exc, TimeoutError) else str(exc).splitlines()[0]
@@ -222,8 +213,3 @@ def _still(snap: DomSnapshot) -> DomSnapshot:
     return DomSnapshot(snap.step, snap.url, html, snap.view)
 
 
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)

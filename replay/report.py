@@ -45,11 +45,13 @@ class Mismatch(TypedDict):
 
 
 class MissRecord(TypedDict):
-    """A request the archive could not answer, and the step being re-driven then."""
+    """A request the archive could not answer, the step being re-driven then, and (for an archived answer whose body is
+    not whole, served as a 502) why."""
 
     method: str
     url: str
     step: NotRequired[int]
+    reason: NotRequired[str]
 
 
 @dataclass

@@ -13,6 +13,11 @@ Redirects: Chromium would send the follow-up of a fulfilled 3xx past the route h
 navigation answered by a recorded redirect gets a tiny page that `location.replace`s itself with the target
 (no history entry; the target is then answered from the archive), and a subresource's redirect chain is
 followed inside the archive and answered with its final response.
+
+Bodies that are not whole: a response archived with its body cut (`WARC-Truncated`) or without it
+(`WARC-Rig-Missing`) is never served as if it were complete. The request gets a deterministic 502 page saying what
+the archive holds of it and why (`x-replay: truncated` or `x-replay: missing`), and counts as a miss whose `reason`
+says so: the page sees a failed answer, as it would from a server that broke off, never a short one passed off as whole.
 """
 
 from __future__ import annotations
@@ -54,23 +59,46 @@ NO_UNROUTED_CHANNELS = """(() => {
   }
 })();"""
 
+#: The seed of `Math.random` in a replayed page (`seeded_random`).
+RANDOM_SEED = 0x5EED
+
+
+def seeded_random(seed: int = RANDOM_SEED) -> str:
+    """Init script making `Math.random` a seeded generator (mulberry32) that starts again with every document: a
+    page's random ids and cache-busters come out the same on every replay (never what the live site drew)."""
+    return f"""(() => {{
+  let a = {seed & 0xFFFFFFFF} >>> 0;
+  Math.random = function random() {{
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }};
+}})();"""
+
+
 _DROP = {"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"}
 _MAX_REDIRECTS = 10
 
 
 @dataclass(frozen=True)
 class Miss:
-    """A request the archive held no answer for (it got a 404)."""
+    """A request the archive held no answer for (it got a 404), or only one whose body is not whole (a 502; `reason`
+    says why: `truncated (length): 4096 bytes archived`, `missing: body not readable: ...`)."""
 
     method: str
     url: str
     tag: Any = None
+    reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON form: method, url and (when set) the tag active at the time, e.g. the step."""
+        """A JSON form: method, url, (when set) the tag active at the time, e.g. the step, and the reason."""
         out: dict[str, Any] = {"method": self.method, "url": self.url}
         if self.tag is not None:
             out["step"] = self.tag
+        if self.reason is not None:
+            out["reason"] = self.reason
         return out
 
 
@@ -81,6 +109,28 @@ def miss_body(method: str, url: str) -> bytes:
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Not in the archive</title></head>"
         f"<body><h1>404: not in the archive</h1><p>This state was not recorded: <code>{what}</code></p></body></html>"
     ).encode()
+
+
+def incomplete_body(method: str, url: str, why: str) -> bytes:
+    """The deterministic 502 page served for a request whose archived answer's body is not whole."""
+    what, because = html.escape(f"{method} {url}"), html.escape(why)
+    return (
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Not whole in the archive</title></head>"
+        f"<body><h1>502: not whole in the archive</h1><p>The archived answer to <code>{what}</code> has no complete "
+        f"body ({because}); it is not served as if it had one.</p></body></html>"
+    ).encode()
+
+
+def incomplete_reason(x: Exchange) -> str | None:
+    """Why an archived answer's body is not whole (None when it is): what `Miss.reason` says of it."""
+    r = x.response
+    if r is None:
+        return None
+    if r.missing is not None:
+        return f"missing: {r.missing}"
+    if r.truncated:
+        return f"truncated ({r.truncated}): {len(r.body)} bytes archived"
+    return None
 
 
 @dataclass
@@ -97,21 +147,23 @@ class ReplaySession:
 
     @property
     def miss_count(self) -> int:
-        """How many requests got the replay 404."""
+        """How many requests the archive could not answer: each got the replay 404, or its 502 (a body not whole)."""
         return len(self.misses)
 
     def pick(self, method: str, url: str, body: bytes | None, content_type: str | None) -> Exchange | None:
-        """The recorded exchange for the next such request (advancing its cursor), or None."""
+        """The recorded exchange for the next such request (advancing its cursor); else the one recorded without its
+        body (`ArchiveIndex.missing_answer`); else None."""
         key = self.index.key(method, url, body, content_type)
         recorded = self.index.exchanges.get(key)
         if not recorded:
-            return None
+            return self.index.missing_answer(key)
         n = self._cursors.get(key, 0)
         self._cursors[key] = n + 1
         return recorded[min(n, len(recorded) - 1)]
 
     async def handle(self, route: Route) -> None:
-        """The route handler: fulfil from the archive, abort a recorded failure, or 404 and log a miss."""
+        """The route handler: fulfil from the archive, abort a recorded failure, or log a miss (404; 502 for an answer
+        whose body is not whole)."""
         req = route.request
         try:
             found = self.pick(req.method, req.url, req.post_data_buffer, req.headers.get("content-type"))
@@ -134,6 +186,10 @@ class ReplaySession:
                 if found is None or found.response is None:
                     await self._miss(route, req.method, req.url)
                     return
+            why = incomplete_reason(found)
+            if why is not None:
+                await self._miss(route, req.method, req.url, found, why)
+                return
             self.served += 1
             r = found.response
             await route.fulfill(status=r.status, headers=self._headers(found, req.url), body=r.body)
@@ -153,12 +209,19 @@ class ReplaySession:
                 return x
         return None
 
-    async def _miss(self, route: Route, method: str, url: str) -> None:
-        miss = Miss(method, url, self.tag)
+    async def _miss(self, route: Route, method: str, url: str, found: Exchange | None = None, why: str | None = None) -> None:
+        """Count a miss and answer it: a 404 when nothing was archived, a 502 when `found`'s body is not whole (`why`)."""
+        miss = Miss(method, url, self.tag, why)
         self.misses.append(miss)
         if self.on_miss is not None:
             self.on_miss(miss)
-        await route.fulfill(status=404, body=miss_body(method, url), headers={"content-type": "text/html; charset=utf-8", "x-replay": "miss"})
+        if found is None or why is None:
+            await route.fulfill(status=404, body=miss_body(method, url),
+                                headers={"content-type": "text/html; charset=utf-8", "x-replay": "miss"})
+            return
+        kind = "missing" if found.response is not None and found.response.missing is not None else "truncated"
+        await route.fulfill(status=502, body=incomplete_body(method, url, why),
+                            headers={"content-type": "text/html; charset=utf-8", "x-replay": kind})
 
     @staticmethod
     def _headers(x: Exchange, url: str) -> dict[str, str]:
@@ -199,16 +262,20 @@ async def attach_replay(
     freeze_clock: bool = True,
     freeze_clock_at: datetime | float | None = None,
     on_miss: Callable[[Miss], None] | None = None,
+    random_seed: int | None = RANDOM_SEED,
 ) -> ReplaySession:
     """Answer every request of `context` from `index`; return the session (cursors, misses).
 
     Create the context with `**REPLAY_CONTEXT_OPTIONS` (service workers blocked); registration is also
-    disabled by an init script, and so are WebRTC and WebTransport (`NO_UNROUTED_CHANNELS`). The clock is fixed (`Date.now()`) at `freeze_clock_at`, by default the
-    recording's start; timers keep running.
+    disabled by an init script, and so are WebRTC and WebTransport (`NO_UNROUTED_CHANNELS`). The clock is fixed
+    (`Date.now()`, Playwright's `clock.set_fixed_time`) at `freeze_clock_at`, by default the recording's start; timers
+    keep running. `Math.random` is seeded with `random_seed` in every document (`seeded_random`; None: left alone).
     """
     session = ReplaySession(index, on_miss)
     await context.add_init_script(script=_NO_SERVICE_WORKERS)
     await context.add_init_script(script=NO_UNROUTED_CHANNELS)
+    if random_seed is not None:
+        await context.add_init_script(script=seeded_random(random_seed))
     await context.route("**/*", session.handle)
     if freeze_clock:
         when = freeze_clock_at if freeze_clock_at is not None else index.recorded_at

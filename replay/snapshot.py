@@ -14,21 +14,22 @@ handler before it could reach the network.
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
-from io import BytesIO
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
+from warcio.recordloader import ArcWarcRecord
 
 from replay.errors import ReplayError
 from replay.index import ArchiveIndex, Exchange, load_index
 from replay.keys import MatchRules
+from rigwarc import build
+from rigwarc.atomic import atomic_write
+from rigwarc.dialect import content_record_id, warc_second
+from rigwarc.members import WARCIO_LEVEL, RecordEncoder
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext
@@ -66,12 +67,14 @@ class Manifest:
     start_urls: list[str] = field(default_factory=list)
     #: Bundled sites held by a snapshot frozen from episodes, answered under `FROZEN_ORIGIN`.
     sites: list[str] = field(default_factory=list)
+    #: Answers held with their body cut (`WARC-Truncated`), and requests held without any body (`WARC-Rig-Missing`):
+    #: replay answers both with a 502 page saying so, never as complete answers.
+    truncated_bodies: int = 0
+    missing_bodies: int = 0
 
     def write(self, directory: Path) -> Path:
-        """Write `directory/manifest.json`."""
-        path = directory / MANIFEST
-        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
-        return path
+        """Write `directory/manifest.json` (whole or not at all)."""
+        return atomic_write(directory / MANIFEST, json.dumps(asdict(self), indent=2) + "\n")
 
     @property
     def bundled_sites(self) -> list[str]:
@@ -105,42 +108,55 @@ def write_snapshot(
     """Write the index's exchanges under `path_prefix` as a snapshot directory (deterministic bytes for equal input).
 
     Build the index with `dedupe=True` so that each distinct answer is stored once; the order of answers
-    to one key (a sequence) is kept. Record ids and dates derive from the content and `built_at`.
+    to one key (a sequence) is kept. Record ids and dates derive from the content and `built_at`. Requests recorded
+    without their body (and no answer) are kept as such, after the answers.
     """
     out = Path(out_dir)
     chosen = [x for x in index.all() if _path(x.url).startswith(path_prefix)]
-    date, n, records = write_archive(chosen, out, site=site, built_at=built_at, rig_version=rig_version)
-    manifest = Manifest(site=site, built_at=date, rig_version=rig_version, data_version=data_version, start_path=start_path,
-                        exchanges=n, records=records, bytes=(out / SNAPSHOT_WARC).stat().st_size, sources=sources or {})
+    missing = [x for x in index.unanswered() if _path(x.url).startswith(path_prefix)]
+    written = write_archive(chosen, out, site=site, built_at=built_at, rig_version=rig_version, missing=missing)
+    manifest = Manifest(site=site, built_at=written.date, rig_version=rig_version, data_version=data_version,
+                        start_path=start_path, exchanges=written.exchanges, records=written.records,
+                        bytes=(out / SNAPSHOT_WARC).stat().st_size, sources=sources or {},
+                        truncated_bodies=written.truncated, missing_bodies=written.missing)
     manifest.write(out)
     return manifest
 
 
-def write_archive(exchanges: Iterable[Exchange], out: Path, *, site: str, built_at: datetime,
-                  rig_version: str) -> tuple[str, int, int]:
+@dataclass(frozen=True)
+class Written:
+    """What `write_archive` wrote: the build date as written, the answers (and records) it holds, the answers among
+    them whose body is cut, the requests held without a body, and the URLs of those two kinds."""
+
+    date: str
+    exchanges: int
+    records: int
+    truncated: int = 0
+    missing: int = 0
+    incomplete_urls: tuple[str, ...] = ()
+
+
+def write_archive(exchanges: Iterable[Exchange], out: Path, *, site: str, built_at: datetime, rig_version: str,
+                  missing: Iterable[Exchange] = ()) -> Written:
     """Write the exchanges that have a response, in the order given, as `out/snapshot.warc.gz` (deterministic bytes
-    for equal input); return the build date as written, the exchanges and the records written."""
+    for equal input), then the `missing` ones (recorded without their body: kept so, with their marker)."""
     out.mkdir(parents=True, exist_ok=True)
-    warc = out / SNAPSHOT_WARC
-    date = built_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    tmp = warc.with_suffix(".tmp")
-    n = records = 0
-    with tmp.open("wb") as fh:
-        writer = WARCWriter(fh, gzip=True, warc_version="1.1")
-        info = writer.create_warcinfo_record(SNAPSHOT_WARC, {"software": f"sgr-rig {rig_version} replay.snapshot", "site": site,
-                                                             "format": "WARC File Format 1.1"})
-        _fix(info, _id("warcinfo", site), date)
-        writer.write_record(info)
-        records += 1
-        for x in exchanges:
-            if x.response is None:
-                continue
-            for rec in _exchange_records(writer, x, n, date):
-                writer.write_record(rec)
-                records += 1
-            n += 1
-    os.replace(tmp, warc)
-    return date, n, records
+    date = warc_second(built_at)
+    answers = [x for x in exchanges if x.response is not None]
+    gone = [x for x in missing if x.response is not None and x.response.missing is not None]
+
+    def write(tmp: Path) -> None:
+        encoder = RecordEncoder()
+        info = build.warcinfo(SNAPSHOT_WARC, {"software": f"sgr-rig {rig_version} replay.snapshot", "site": site,
+                                              "format": "WARC File Format 1.1"}, record_id=_id("warcinfo", site), date=date)
+        with tmp.open("wb") as fh:
+            for rec in [info, *(r for n, x in enumerate(answers + gone) for r in _exchange_records(x, n, date))]:
+                fh.write(encoder.member(rec, WARCIO_LEVEL))
+
+    atomic_write(out / SNAPSHOT_WARC, write)
+    cut = [x.url for x in answers if x.response is not None and x.response.truncated]
+    return Written(date, len(answers), 1 + 2 * (len(answers) + len(gone)), len(cut), len(gone),
+                   tuple(cut + [x.url for x in gone]))
 
 
 def _path(url: str) -> str:
@@ -149,28 +165,20 @@ def _path(url: str) -> str:
 
 
 def _id(*parts: object) -> str:
-    return f"<urn:uuid:{uuid.uuid5(_NS, '|'.join(map(str, parts)))}>"
+    return content_record_id(_NS, *parts)
 
 
-def _fix(rec: Any, record_id: str, date: str) -> None:
-    rec.rec_headers.replace_header("WARC-Record-ID", record_id)
-    rec.rec_headers.replace_header("WARC-Date", date)
-
-
-def _exchange_records(writer: WARCWriter, x: Exchange, n: int, date: str) -> list[Any]:
+def _exchange_records(x: Exchange, n: int, date: str) -> list[ArcWarcRecord]:
+    """The response and request records of the n-th exchange (ids from its place and request, the build date); a cut
+    or missing body keeps its `WARC-Truncated` and `WARC-Rig-Missing`."""
     assert x.response is not None
     r = x.response
     resp_id, req_id = _id("response", n, x.method, x.url), _id("request", n, x.method, x.url)
     headers = [(k, v) for k, v in r.headers if k.lower() not in ("date", "server")]
-    http = StatusAndHeaders(f"{r.status} {r.reason}".strip(), headers, protocol="HTTP/1.1")
-    resp = writer.create_warc_record(x.url, "response", payload=BytesIO(r.body), length=len(r.body), http_headers=http)
-    _fix(resp, resp_id, date)
-    target = _path(x.url)
+    resp = build.response(x.url, r.status, r.reason, headers, r.body, record_id=resp_id, date=date,
+                          truncated=r.truncated, missing=r.missing)
     kept = [(k, v) for k, v in x.request_headers if k.lower() in ("host", "content-type")]  # what matching reads
-    req_http = StatusAndHeaders(f"{x.method} {target} HTTP/1.1", kept, is_http_request=True)
-    req = writer.create_warc_record(x.url, "request", payload=BytesIO(x.body), length=len(x.body), http_headers=req_http,
-                                    warc_headers_dict={"WARC-Concurrent-To": resp_id})
-    _fix(req, req_id, date)
+    req = build.request(x.url, x.method, kept, x.body, record_id=req_id, date=date, concurrent_to=resp_id)
     return [resp, req]
 
 

@@ -1,129 +1,28 @@
-"""Launching Debian's (or Playwright's) Chromium with flags that keep it offline, or let it reach the network
-(`local_only=False`: live runs), with `--resolve HOST=ADDR:PORT` host mappings in either mode."""
+"""Launching Debian's (or Playwright's) Chromium with the flags of `rig.network.flags`: offline, or able to reach
+the network (`local_only=False`: live runs), with `--resolve HOST=ADDR:PORT` host mappings in either mode."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import ipaddress
 import json
 import os
-import re
 import shutil
-import socket
 import time
 import urllib.request
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Playwright
 
+from rig.network.flags import launch_args
+from rig.network.resolve import HostMapping, parse_resolve
+
+#: Re-exported for importers on other branches (the drift and CLI code); new code imports them from rig.network.
+__all__ = ["DEBIAN_CHROMIUM", "HostMapping", "chromium_path", "launch", "launch_args", "launch_for_cdp",
+           "parse_resolve"]
+
 DEBIAN_CHROMIUM = "/usr/lib/chromium/chromium"
-
-#: Flags that keep Chromium quiet: no background calls, no component updates, no QUIC.
-OFFLINE_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-    "--disable-dev-shm-usage",
-]
-
-#: Resolve every host name to nothing except loopback: a page cannot reach the internet.
-LOCAL_ONLY_RULES = "MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost"
-LOCAL_ONLY_FLAG = f"--host-resolver-rules={LOCAL_ONLY_RULES}"
-#: Host names that are loopback whatever the resolver says.
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
-_RESOLVE = re.compile(r"^(?P<host>[A-Za-z0-9_.-]+)=(?P<addr>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
-
-
-@dataclass(frozen=True)
-class HostMapping:
-    """`--resolve HOST=ADDR:PORT`: the browser sends requests for HOST (any scheme, any port) to ADDR:PORT."""
-
-    host: str
-    address: str
-    port: int
-
-    @property
-    def rule(self) -> str:
-        """This mapping as a Chromium `--host-resolver-rules` rule."""
-        return f"MAP {self.host} {self.address}:{self.port}"
-
-    @property
-    def loopback(self) -> bool:
-        """Whether HOST is sent to this machine."""
-        return is_loopback(self.address)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a host name or address is this machine (127.0.0.0/8, ::1, localhost)."""
-    name = host.strip("[]").lower()
-    if name in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-def parse_resolve(values: Iterable[str], option: str = "--resolve") -> list[HostMapping]:
-    """Check `--resolve HOST=ADDR:PORT` values; InputError naming the option and the bad value."""
-    from rig.errors import InputError
-
-    out: dict[str, HostMapping] = {}
-    for value in values:
-        m = _RESOLVE.match(value.strip())
-        port = int(m["port"]) if m else 0
-        if m is None or not 0 < port < 65536:
-            raise InputError(option, None, f"{value!r} is not HOST=ADDR:PORT (e.g. portal.example.org=127.0.0.1:8443; "
-                                           "no scheme, no path, a port from 1 to 65535)")
-        host = m["host"].lower()
-        if host in out and out[host] != HostMapping(host, m["addr"], port):
-            raise InputError(option, None, f"{host} is mapped twice ({out[host].address}:{out[host].port} and "
-                                           f"{m['addr']}:{port})")
-        out[host] = HostMapping(host, m["addr"], port)
-    return list(out.values())
-
-
-def resolver_rules(local_only: bool, mappings: Sequence[HostMapping] = ()) -> str | None:
-    """Chromium's one `--host-resolver-rules` value: the mappings first (the first MAP that matches a host wins),
-    then, for local-only browsers, every other name unresolvable except loopback. None: no rules."""
-    rules = [m.rule for m in mappings]
-    if local_only:
-        mapped = {m.host for m in mappings}
-        rules.append("MAP * ~NOTFOUND")  # EXCLUDE applies before every MAP: a mapped loopback name is not excluded
-        rules += [f"EXCLUDE {name}" for name in ("127.0.0.1", "localhost") if name not in mapped]
-    return " , ".join(rules) or None
-
-#: For runs that must reach nothing outside their rules (frozen, allow-listed, replayed): WebRTC sends no UDP except
-#: through a proxy, and none that carries UDP is set (archive-only browsers set an HTTP one), so no STUN/TURN packet
-#: leaves even from a frame the init script that blocks peer connections (`replay.route.NO_UNROUTED_CHANNELS`) did
-#: not reach. It does not stop TURN over TCP: that script does.
-SEALED_FLAGS = ["--webrtc-ip-handling-policy=disable_non_proxied_udp"]
-
-
-@functools.cache
-def _refusing_socket() -> socket.socket:
-    """A loopback port this process holds bound (the cache keeps it) and never listens on: connections are refused."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
-def archive_only_flags() -> list[str]:
-    """Flags for a browser whose every request a route handler answers (frozen runs, `rig replay`, `rig render`).
-
-    Playwright lets a few requests past its routes to the network (a favicon; a request of a frame it no longer
-    knows, as a page closes), and a loopback origin such as the frozen sites' is reachable whatever the host
-    rules say. Here they all go to a proxy on a port the rig holds closed, loopback included, so they fail.
-    """
-    return [f"--proxy-server=http://127.0.0.1:{_refusing_socket().getsockname()[1]}", "--proxy-bypass-list=<-loopback>"]
 
 
 def chromium_path() -> str | None:
@@ -138,21 +37,6 @@ def chromium_path() -> str | None:
     if Path(DEBIAN_CHROMIUM).exists():
         return DEBIAN_CHROMIUM
     return None
-
-
-def launch_args(local_only: bool = True, extra: list[str] | None = None, sealed: bool = False,
-                resolve: Sequence[HostMapping] = (), archive_only: bool = False) -> list[str]:
-    """Chromium command-line flags for a rig browser (`sealed`: no WebRTC UDP, see `SEALED_FLAGS`; `resolve`: host
-    mappings, combined with the loopback-only rule into Chromium's one `--host-resolver-rules`; `archive_only`: no
-    request reaches any server, see `archive_only_flags`)."""
-    args = list(OFFLINE_FLAGS)
-    if (rules := resolver_rules(local_only, resolve)) is not None:
-        args.append(f"--host-resolver-rules={rules}")
-    if sealed or archive_only:
-        args += SEALED_FLAGS
-    if archive_only:
-        args += archive_only_flags()
-    return args + list(extra or [])
 
 
 async def launch(

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TypeVar
@@ -44,6 +43,7 @@ from rig.formats.episode import Episode
 from rig.formats.files import read_limited
 from rig.formats.grade import Grade
 from rig.formats.summary import Summary
+from rigwarc.atomic import atomic_write as write_atomic  # the one atomic writer, by the name rig imports
 
 EPISODE_FILE = "episode.json"
 ANSWER_FILE = "answer.json"
@@ -63,20 +63,6 @@ REFERENCE_AGENT = "reference"
 
 _M = TypeVar("_M", bound=BaseModel)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def write_atomic(path: Path, text: str) -> Path:
-    """Write a text file so that a reader never sees half of it (a temporary file renamed into place)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def _write_model(path: Path, model: BaseModel) -> Path:
@@ -282,6 +268,12 @@ class EpisodeDir:
             raise InputError(str(warc), f"byte {at}", f"not a WARC record ({why}); check it with `warcio check {warc}`")
         return index
 
+    def step_texts(self, steps: list[Step] | None = None) -> dict[int, str]:
+        """The page text captured at each step (`steps`: the trajectory's when not given), by step number; a step
+        without a text record is left out."""
+        steps = self.steps() if steps is None else steps
+        return step_texts(self.archive(), steps) if steps else {}
+
     def evidence_gaps(self) -> list[str]:
         """What is missing of the recorder's evidence: no or an empty trajectory or archive (none: nothing)."""
         gaps = []
@@ -408,6 +400,21 @@ class ReadOnceEpisodeDir(EpisodeDir):
     def forget_archive(self) -> None:
         """Drop the archive read (its bodies can be large) once no check needs it any more."""
         self._archive.clear()
+
+
+def step_texts(archive: ArchiveIndex, steps: list[Step]) -> dict[int, str]:
+    """Each step's captured page text in an archive, by step number: the text record the step names, else the one
+    the archive files under its step number; a step with neither is left out (its text is missing)."""
+    by_step = {n: archive.texts[rid] for n, rid in archive.text_ids.items() if rid in archive.texts}
+    out = {}
+    for s in steps:
+        rid = s.snapshot.warc_record_id if s.snapshot else None
+        text = archive.texts.get(rid) if rid else None
+        if text is None:
+            text = by_step.get(s.step)
+        if text is not None:
+            out[s.step] = text
+    return out
 
 
 def read_answer_file(path: Path) -> Answer:

@@ -38,7 +38,7 @@ from rig.agents.scripted import ScriptRunner
 from rig.browser import launch
 from rig.episode_dir import EpisodeDir
 from rig.formats.actions import parse_actions
-from rig.step_images import due_images
+from rig.commands.render import due_images
 
 ROOT = Path(__file__).resolve().parents[1]
 _SERVER_PID: dict[str, int] = {}  # the site server's process, to tell its CPU time apart

@@ -9,7 +9,8 @@ What each snapshot holds (every answer the site gave, deduplicated, in recorded 
    page (after its base actions, e.g. choosing a dataset), each select option, checkbox, radio button,
    tree item and tab set alone, then the query submitted. Controls are discovered on the page itself.
 Prints one line per site and the total size. A site answering one request differently over time is
-reported (the answers are kept, as a sequence).
+reported (the answers are kept, as a sequence), and so are bodies the crawl recorded cut or missing (kept marked
+so: frozen runs answer them with a 502 page).
 """
 
 from __future__ import annotations
@@ -58,11 +59,15 @@ class CrawlSpec:
     skip: tuple[str, ...] = ()  # selectors of controls not set alone (hidden until another view is chosen)
 
 
-#: The bundled sites' query pages. eco's browser needs a dataset: each dataset is a base state.
+#: The bundled sites' query pages. eco's browser needs a dataset, vuln's product picker a vendor: each is a base state.
 CRAWL: dict[str, CrawlSpec] = {
     "flights": CrawlSpec(page="/flights/search", submit=[{"click": 'role=button[name="Apply"]'}]),
     "stats": CrawlSpec(page="/stats/explore", bases=[[{"click": 'role=treeitem[name="World"s]'}]]),
     "eco": CrawlSpec(page="/eco/browse", submit=[{"click": "#run"}], exclude=("#dataset",)),
+    # bio: the trial registry's filters (the protein search is a query text, the taxonomy tree the agents walk)
+    "bio": CrawlSpec(page="/bio/trials", submit=[{"click": "#apply"}]),
+    # vuln: a product picker loads for the chosen vendor, so each vendor is a base state
+    "vuln": CrawlSpec(page="/vuln/search", submit=[{"click": "#search"}], exclude=("#vendor",)),
     "complaints": CrawlSpec(page="/complaints/search", submit=[{"click": "#search"}],
                             skip=("#interval", "#trend_order")),
     "papers": CrawlSpec(page="/papers/advanced", submit=[{"click": "#adv-search"}]),
@@ -200,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
             total += manifest.bytes
             print(f"{site.name}: {manifest.exchanges} answers, {manifest.bytes / 1e6:.2f} MB "
                   f"({len(warcs.get(site.name, []))} agent episodes, {n_states} single-filter states"
-                  f"{f', {len(varying)} keys answered differently over time' if varying else ''})")
+                  f"{f', {len(varying)} keys answered differently over time' if varying else ''}"
+                  f"{f', {manifest.truncated_bodies} bodies cut' if manifest.truncated_bodies else ''}"
+                  f"{f', {manifest.missing_bodies} missing' if manifest.missing_bodies else ''})")
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
     print(f"total {total / 1e6:.2f} MB in {args.out} ({time.perf_counter() - start:.0f} s)")

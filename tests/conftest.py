@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 from liveweb import LiveWeb
 from playwright.async_api import async_playwright
+from real_runs import record_real_runs
 from server import PAGES, TestServer, hostile_site, load_module, pages_site
 
 from rig.browser import launch
@@ -86,6 +87,13 @@ def liveweb():
     (requests, misbehaviour, the portal's data) after each test."""
     with serving(LiveWeb()) as web:
         yield web
+
+
+@pytest.fixture(scope="session")
+def real_runs(sites_url, tmp_path_factory):
+    """One runs directory of real episodes (tests/real_runs.py: bundled agents, several trials, step images off),
+    recorded once per session and graded; tests copy what they change."""
+    return record_real_runs(tmp_path_factory.mktemp("real-runs") / "runs", sites_url)
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,13 @@ The hosts (`LiveWeb.HOSTS`):
   on the other hosts; `liveweb.product_answer(...)` gives that answer as Markdown (for `--answer-file`).
 - `archive.example.net` (`liveweb.archive`): documents `/doc/<n>` behind a cookie banner, `/moved/<n>` (301 to
   the portal's record `n`: a redirect to another host) and nothing else (404).
+- `redirect.example.com` (`liveweb.redirect`): ways out of a page, each to any URL `to`: `/go?to=URL&status=302`
+  (an HTTP redirect), `/hops/<n>?to=URL` (a chain of n redirects on this host, then one to URL), `/meta?to=URL` (a
+  meta refresh), `/script?to=URL` (`location = URL` from a script); `/start` is a plain page
+  (`liveweb.redirect_url(kind, to)` builds these URLs).
+- `liveweb.secret`: a plain HTTP service on a loopback port of its own (not a name: `http://127.0.0.1:PORT`), for
+  what a run must not reach (the way an episode's own MCP endpoint or the sites server is on loopback); it answers
+  every path with "secret" and counts what arrived (`hits`).
 
 Every host records each request (`requests`, `requests_to`, `hits`), the most requests it had in flight at once
 (`max_in_flight`), and can be made to misbehave: `poison()` answers everything with 500 "poison" (a frozen run must
@@ -91,8 +98,11 @@ class _Failure:
 class LiveHost:
     """One HTTPS host name on its own 127.0.0.1 port: an app, what arrived, and the ways to make it misbehave."""
 
-    def __init__(self, name: str, app: Starlette, cert: trustme.LeafCert, workdir: Path, errors: list[str]) -> None:
+    def __init__(self, name: str, app: Starlette, cert: trustme.LeafCert | None, workdir: Path,
+                 errors: list[str]) -> None:
         self.name, self._app = name, app
+        #: Served over TLS with a certificate for its name; without one (`cert=None`), plain HTTP by address.
+        self.tls = cert is not None
         self._lock = threading.Lock()
         self._requests: list[Seen] = []
         self._failures: dict[str, _Failure] = {}
@@ -101,14 +111,16 @@ class LiveHost:
         self._in_flight = 0
         self.max_in_flight = 0
         self.errors = errors  # shared by the hosts of one LiveWeb
-        self._pem = workdir / f"{name}.pem"
-        cert.private_key_and_cert_chain_pem.write_to_path(str(self._pem))
+        tls: dict[str, str] = {}
+        if cert is not None:
+            pem = workdir / f"{name}.pem"
+            cert.private_key_and_cert_chain_pem.write_to_path(str(pem))
+            tls = {"ssl_certfile": str(pem), "ssl_keyfile": str(pem)}
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))  # bound now and handed to uvicorn: no other process can take the port
         self.port: int = self._socket.getsockname()[1]
         config = uvicorn.Config(self._asgi, host="127.0.0.1", port=self.port, log_level="warning", access_log=False,
-                                lifespan="off", interface="asgi3", ssl_certfile=str(self._pem),
-                                ssl_keyfile=str(self._pem))
+                                lifespan="off", interface="asgi3", **tls)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
                                         name=f"liveweb-{name}", daemon=True)
@@ -118,8 +130,8 @@ class LiveHost:
 
     @property
     def origin(self) -> str:
-        """`https://<name>` (reached through `--resolve`)."""
-        return f"https://{self.name}"
+        """`https://<name>` (reached through `--resolve`); a plain host's `http://127.0.0.1:PORT`."""
+        return f"https://{self.name}" if self.tls else f"http://127.0.0.1:{self.port}"
 
     def url(self, path: str = "/", **query: Any) -> str:
         """An absolute URL on this host."""
@@ -433,6 +445,44 @@ def product_app(answer: Callable[[], str]) -> Starlette:
     return Starlette(routes=[Route("/answer", page), Route("/answer.md", raw)])
 
 
+# --- ways out of a page, and a loopback secret -------------------------------------------------------------
+
+
+def redirect_app() -> Starlette:
+    """redirect.example.com: an HTTP redirect, a chain of them, a meta refresh and a script navigation, each to any
+    URL (see the module's docstring)."""
+
+    async def go(request: StarletteRequest) -> RedirectResponse:
+        return RedirectResponse(request.query_params["to"], int(request.query_params.get("status", "302")))
+
+    async def hops(request: StarletteRequest) -> RedirectResponse:
+        n, to = request.path_params["n"], request.query_params["to"]
+        return RedirectResponse(f"/hops/{n - 1}?{urlencode({'to': to})}" if n > 0 else to, 302)
+
+    async def meta(request: StarletteRequest) -> HTMLResponse:
+        to = html.escape(request.query_params["to"])
+        return _page("Moving on", "<h1>Moving on</h1>", head=f'<meta http-equiv="refresh" content="0; url={to}">')
+
+    async def script(request: StarletteRequest) -> HTMLResponse:
+        return _page("Moving on", f"<h1>Moving on</h1><script>location = {json.dumps(request.query_params['to'])};"
+                                  "</script>")
+
+    async def start(request: StarletteRequest) -> HTMLResponse:
+        return _page("Redirect lab", "<h1>Redirect lab</h1><p id=here>Nothing moves here.</p>")
+
+    return Starlette(routes=[Route("/go", go), Route("/hops/{n:int}", hops), Route("/meta", meta),
+                             Route("/script", script), Route("/start", start)])
+
+
+def secret_app() -> Starlette:
+    """The loopback secret: "secret" at every path."""
+
+    async def secret(request: StarletteRequest) -> Response:
+        return Response("secret", media_type="text/plain")
+
+    return Starlette(routes=[Route("/{path:path}", secret)])
+
+
 # --- the web -----------------------------------------------------------------------------------------------
 
 
@@ -440,7 +490,9 @@ class LiveWeb:
     """The hosts of the offline web, started together (see the module's docstring)."""
 
     PORTAL, PRODUCT, ARCHIVE = "portal.example.org", "product.example.com", "archive.example.net"
-    HOSTS = (PORTAL, PRODUCT, ARCHIVE)
+    REDIRECT, SECRET = "redirect.example.com", "secret"
+    #: The hosts reached by name (`resolve_args`); the secret is reached by its loopback address only.
+    HOSTS = (PORTAL, PRODUCT, ARCHIVE, REDIRECT)
 
     def __init__(self) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="rig-liveweb-")
@@ -451,10 +503,12 @@ class LiveWeb:
         #: The product's answer (Markdown): by default the portal's datasets from 2020 on, plus the archive's doc 1.
         self.answer_text: str | None = None
         apps = {self.PORTAL: self.data.app(), self.ARCHIVE: archive_app(),
-                self.PRODUCT: product_app(lambda: self.answer_text or self.product_answer())}
+                self.PRODUCT: product_app(lambda: self.answer_text or self.product_answer()),
+                self.REDIRECT: redirect_app(), self.SECRET: secret_app()}
         #: Exceptions raised by any host's routes (conftest fails the test on them).
         self.errors: list[str] = []
-        self.hosts = {name: LiveHost(name, app, self.ca.issue_cert(name), Path(self._dir.name), self.errors)
+        self.hosts = {name: LiveHost(name, app, self.ca.issue_cert(name) if name in self.HOSTS else None,
+                                     Path(self._dir.name), self.errors)
                       for name, app in apps.items()}
 
     @property
@@ -468,6 +522,18 @@ class LiveWeb:
     @property
     def archive(self) -> LiveHost:
         return self.hosts[self.ARCHIVE]
+
+    @property
+    def redirect(self) -> LiveHost:
+        return self.hosts[self.REDIRECT]
+
+    @property
+    def secret(self) -> LiveHost:
+        return self.hosts[self.SECRET]
+
+    def redirect_url(self, kind: str, to: str, hops: int = 3) -> str:
+        """A URL on the redirect host that leads to `to`: kind `go` (302), `hops` (a chain), `meta`, `script`."""
+        return self.redirect.url(f"/hops/{hops}" if kind == "hops" else f"/{kind}", to=to)
 
     def resolve_args(self, hosts: Iterable[str] | None = None) -> list[str]:
         """`--resolve HOST=127.0.0.1:PORT` for every host (or those named), as CLI arguments."""

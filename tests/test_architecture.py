@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("rig", "recorders", "replay")
+PACKAGES = ("rig", "recorders", "replay", "rigwarc")
 #: Episode file names, each spelled in exactly one module of rig/ and recorders/ together.
 EPISODE_FILES = ("episode.json", "trajectory.jsonl", "evidence.warc.gz", "answer.json", "grade.json", "audit.json",
                  "summary.json")
@@ -25,7 +25,7 @@ MODULES = {_module(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")
 
 
 def _imports(name: str) -> set[str]:
-    """The modules of the three packages that `name` imports anywhere in its text (lazy imports included)."""
+    """The modules of the four packages that `name` imports anywhere in its text (lazy imports included)."""
     path = MODULES[name]
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -71,16 +71,47 @@ def test_no_import_cycles():
 
 
 @pytest.mark.parametrize("lower,forbidden", [
+    ("rigwarc", ("rig", "recorders", "replay")),
     ("recorders", ("rig", "replay")),
     ("replay", ("rig", "recorders")),
-    ("rig.formats", ("rig.grading", "rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.sites", "rig.tasks")),
+    ("rig.formats", ("rig.grading", "rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.network", "rig.sites",
+                     "rig.tasks")),
+    ("rig.network", ("rig.grading", "rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.sites")),
     ("rig.tasks", ("rig.grading", "rig.agents", "rig.runner", "rig.report")),
     ("rig.agents", ("rig.grading", "rig.runner", "rig.report")),
-    ("rig.grading", ("rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.sites")),
+    ("rig.grading", ("rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.network", "rig.sites")),
+    # the report, comparisons and leaderboards read what grading wrote (formats, EpisodeDir); they never grade
+    ("rig.report", ("rig.grading", "rig.tasks", "rig.agents", "rig.runner", "rig.browser", "rig.network", "rig.sites", "rig.tools")),
+    ("rig.compare", ("rig.grading", "rig.tasks", "rig.agents", "rig.runner", "rig.report", "rig.browser", "rig.sites")),
+    ("rig.leaderboard", ("rig.grading", "rig.tasks", "rig.agents", "rig.runner", "rig.report", "rig.browser",
+                         "rig.sites")),
+    ("rig.stats", ("rig", "recorders", "replay")),
+    ("rig.runner", ("rig.grading", "rig.report", "rig.drift")),
+    ("rig.drift", ("rig.grading", "rig.report", "rig.agents")),
 ])
 def test_imports_run_one_way(lower, forbidden):
     bad = [f"{m} imports {t}" for m in _light((lower,)) for t in _imports(m) if any(_within(t, f) for f in forbidden)]
     assert bad == []
+
+
+def test_commands_are_the_top_layer():
+    """Only the CLI and the command modules import a command module: every layer's work is below them."""
+    bad = [f"{m} imports {t}" for m in MODULES if not (_within(m, "rig.commands") or m == "rig.cli")
+           for t in _imports(m) if _within(t, "rig.commands")]
+    assert bad == []
+
+
+def test_the_cli_only_dispatches():
+    """`rig.cli` parses and dispatches: it imports no layer (the command modules are loaded by name), and every name
+    it dispatches to is a command module's function or sub-app."""
+    import importlib
+
+    from rig.cli import COMMANDS
+
+    assert _imports("rig.cli") <= {"rig.errors", "rig.log", "rig.commands.console"}
+    for name, target in COMMANDS.items():
+        module, attr = target.split(":")
+        assert callable(getattr(importlib.import_module(f"rig.commands.{module}"), attr)), name
 
 
 def test_no_browser_library_below_the_runner():
@@ -89,10 +120,30 @@ def test_no_browser_library_below_the_runner():
             f"for m in {_light(('rig.formats', 'rig.tasks', 'rig.grading', 'rig.report', 'rig.episode_dir'))!r}:\n"
             "    importlib.import_module(m)\n"
             "import recorders, recorders.models, recorders.trajectory, replay, replay.index, replay.report\n"
+            f"for m in {_light(('rigwarc',))!r}:\n"
+            "    importlib.import_module(m)\n"
             "print(sorted(k for k in sys.modules if k.split('.')[0] == 'playwright'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_the_warc_dialect_has_one_home():
+    """The rig's WARC header names and its redaction marker are spelled only in rigwarc (recorders and replay name them
+    through it), and only rigwarc builds or parses records with warcio."""
+    names = ("WARC-Rig-Step", "WARC-Rig-Capture", "WARC-Rig-Missing", "WARC-Rig-View", "WARC-Truncated", "[redacted]")
+    spelled, warcio = set(), set()
+    for m, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in names:
+                spelled.add(m)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("warcio.warcwriter",
+                                                                                      "warcio.archiveiterator",
+                                                                                      "warcio.recordbuilder")):
+                warcio.add(m)
+    assert sorted(spelled) == ["rigwarc.dialect"]
+    assert all(_within(m, "rigwarc") for m in warcio), sorted(warcio)
 
 
 def test_each_episode_file_name_is_spelled_once():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from replay.index import whole_gzip_members
+from rigwarc.members import whole_gzip_members
 from rig.agents.base import Budget, EpisodeEnv
 from rig.agents.scripted import ScriptRunner
 from rig.agents.scripts import ReferenceAgent

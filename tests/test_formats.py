@@ -125,3 +125,17 @@ def test_task_files_load_from_yaml_written_by_their_model(tmp_path):
     path = tmp_path / f"{task.id}.yaml"
     path.write_text(yaml.safe_dump(task.model_dump(mode="json"), allow_unicode=True))
     assert load_task(path).model_dump() == task.model_dump()
+
+
+def test_files_of_the_previous_formats_still_load():
+    """grade.json and summary.json of format 1 (grader 1.1.0, kept in tests/data/old as that grader wrote them) load,
+    and say they are outdated: `rig grade` redoes them, the report asks for that."""
+    grade = Grade.model_validate_json((DATA / "old" / "grade-format-1.json").read_text().replace("<size>", "0"))
+    assert grade.format == "sgr-rig/grade/1" and grade.outdated and grade.step_marks == []
+    assert grade.gold_states[0].constraints == [] and grade.task_revision is None
+    summary = Summary.model_validate_json((DATA / "old" / "summary-format-1.json").read_text())
+    assert summary.format == "sgr-rig/summary/1" and summary.outdated and summary.intervals is None
+    assert summary.groups[0].item_f1_ci95 is None and summary.groups[0].families["synthetic"].gold_state_reach is None
+    current = Summary.model_validate_json((GOLDEN / "summary.json").read_text())
+    assert not current.outdated and not Grade.model_validate_json(
+        (GOLDEN / "grade-reference.json").read_text().replace("<size>", "0")).outdated

@@ -1,11 +1,16 @@
 """`rig freeze`: live episodes (the offline web of tests/liveweb.py) and bundled-site episodes frozen into a site
 snapshot; `rig run --frozen` then serves them with no network at all (the origins answer only poison and get no
-request), grades the same, and counts a request the snapshot lacks as a visible 404 in episode.json."""
+request), grades the same, and counts a request the snapshot lacks as a visible 404 in episode.json. A body recorded
+cut or missing stays marked so, is counted and warned about, and is served frozen as a 502, never a complete 200; a
+tool episode that found the bundled sites from a blank page freezes them as the bundled sites, not a random port."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shlex
+import shutil
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -13,10 +18,13 @@ import pytest
 import yaml
 from server import TestServer
 from typer.testing import CliRunner
+from warcio.archiveiterator import ArchiveIterator
 
+from recorders import RecorderOptions
 from replay import FROZEN_ORIGIN, REPLAY_CONTEXT_OPTIONS, open_snapshot
 from rig.cli import app
 from rig.episode_dir import EpisodeDir, RunsDir
+from rig.runner.record import record_script
 
 TASK_ID = "portal-datasets"
 
@@ -69,7 +77,7 @@ def live_run(liveweb, tmp_path_factory):
     assert only_episode(runs).read_episode().status == "ok"
     code, out = rig("grade", runs)
     assert code == 0, out
-    code, out = rig("freeze", runs, "--out", snap)
+    code, out = rig("freeze", runs, "--no-qa", "--out", snap)
     assert code == 0, out
     return task, runs, snap
 
@@ -126,7 +134,7 @@ def test_frozen_refuses_a_task_whose_start_page_the_snapshot_lacks(liveweb, live
     path = tmp_path / "elsewhere.yaml"
     path.write_text(yaml.safe_dump(other), encoding="utf-8")
     code, out = rig("run", "--task", path, "--agent", "reference", "--frozen", snap, "--out", tmp_path / "runs")
-    assert code == 1
+    assert code == 2  # bad input
     assert "does not hold https://archive.example.net/doc/1" in out and "rig freeze" in out
     assert not (tmp_path / "runs").exists() or not RunsDir(tmp_path / "runs").episodes()
 
@@ -140,7 +148,7 @@ async def test_a_page_answered_differently_over_time_replays_as_that_sequence(li
                                             *liveweb.resolve_args(), "--ignore-https-errors")
         assert code == 0, out
         liveweb.data.edit(4, title="Retitled survey 04")
-    code, out = await asyncio.to_thread(rig, "freeze", tmp_path / "before", tmp_path / "after", "--out", tmp_path / "snap")
+    code, out = await asyncio.to_thread(rig, "freeze", tmp_path / "before", tmp_path / "after", "--no-qa", "--out", tmp_path / "snap")
     assert code == 0, out
     frozen = open_snapshot(tmp_path / "snap")
     assert frozen.manifests[0].sources["keys_with_sequences"] == 1
@@ -159,15 +167,15 @@ async def test_a_page_answered_differently_over_time_replays_as_that_sequence(li
 
 def test_freeze_refuses_bad_input_naming_it(tmp_path):
     code, out = rig("freeze", tmp_path / "nowhere", "--out", tmp_path / "snap")
-    assert code == 1 and "nowhere: no such runs or episode directory" in out
+    assert code == 2 and "nowhere: no such runs or episode directory" in out
     (tmp_path / "empty").mkdir()
     code, out = rig("freeze", tmp_path / "empty", "--out", tmp_path / "snap")
-    assert code == 1 and "holds no episode" in out
+    assert code == 2 and "holds no episode" in out
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")
     code, out = rig("freeze", tmp_path / "empty", "--out", busy)
-    assert code == 1
+    assert code == 2
     assert (busy / "notes.txt").read_text() == "mine"
 
 
@@ -190,7 +198,7 @@ def test_bundled_site_episodes_freeze_onto_the_frozen_origin(sites_url, frozen_o
     common = ("--task", "stats-01", "--agent", "reference", "--variant", "constraint")
     code, out = rig("run", *common, "--sites-url", sites_url, "--out", live_runs)
     assert code == 0, out
-    code, out = rig("freeze", live_runs, "--out", snap)
+    code, out = rig("freeze", live_runs, "--no-qa", "--out", snap)
     assert code == 0, out
     frozen = open_snapshot(snap)
     assert frozen.manifests[0].sites == ["stats"] and frozen.manifests[0].origins == [FROZEN_ORIGIN]
@@ -203,4 +211,111 @@ def test_bundled_site_episodes_freeze_onto_the_frozen_origin(sites_url, frozen_o
     assert only_episode(frozen_runs).read_answer().rows == only_episode(live_runs).read_answer().rows
     assert frozen_origin_trap is None or frozen_origin_trap.requests == []
     code, out = rig("run", "--task", "flights-01", "--agent", "reference", "--frozen", snap, "--out", frozen_runs)
-    assert code == 1 and "holds stats, not flights" in out
+    assert code == 2 and "holds stats, not flights" in out
+
+
+#: A page longer than the recorder keeps (`max_body_bytes=1000`), which fetches a body that never ends.
+LONG_PAGE = (b"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Long</title></head><body>"
+             b"<h1>Long list</h1><p id=\"out\"></p><script>fetch('/api/stream').then((r) => "
+             b"{ document.getElementById('out').textContent = 'status ' + r.status; });</script>"
+             + b"<p>row</p>" * 600 + b"</body></html>")
+
+
+def test_a_cut_or_missing_body_stays_so_frozen_and_is_not_served_as_a_complete_200(pages_server, pages_url, tmp_path):
+    def stream(ex) -> None:  # headers and a first chunk, then nothing until the test ends
+        ex.start_chunked(200, "application/json")
+        ex.write_chunk(b'{"partial": ')
+        ex.hang()
+
+    page = f"{pages_url}/long.html"
+    pages_server.set_route("/long.html", lambda ex: ex.send(200, LONG_PAGE))
+    pages_server.set_route("/api/stream", stream)
+    script = tmp_path / "visit.yaml"
+    script.write_text(yaml.safe_dump([{"goto": page}, {"wait_for": "text=status 200"}]), encoding="utf-8")
+    options = RecorderOptions(max_body_bytes=1000, screenshots="off")  # the stream is given up on at the end
+    recorded = asyncio.run(record_script(script, tmp_path / "ep", options=options))
+    missing = [(x.url, x.response.missing) for xs in EpisodeDir(tmp_path / "ep").archive().missing.values() for x in xs]
+    assert recorded.status == "ok" and [url for url, _ in missing] == [f"{pages_url}/api/stream"], missing
+
+    snap = tmp_path / "snap"
+    code, out = rig("freeze", tmp_path / "ep", "--no-qa", "--out", snap)
+    assert code == 0, out
+    assert (f"{snap}: 2 archived bodies are not whole (1 cut, 1 missing): {page}, {pages_url}/api/stream; frozen runs "
+            "answer them with a 502 page") in out  # one line, naming how many and where
+    manifest = json.loads((snap / "manifest.json").read_text())
+    assert (manifest["truncated_bodies"], manifest["missing_bodies"]) == (1, 1)
+    with (snap / "snapshot.warc.gz").open("rb") as fh:
+        marks = {r.rec_headers.get_header("WARC-Target-URI"): (r.rec_headers.get_header("WARC-Truncated"),
+                                                               r.rec_headers.get_header("WARC-Rig-Missing"))
+                 for r in ArchiveIterator(fh) if r.rec_type == "response"}
+    assert marks[page] == ("length", None)
+    assert marks[f"{pages_url}/api/stream"][0] == "time" and marks[f"{pages_url}/api/stream"][1].startswith("body not")
+    frozen = open_snapshot(snap).index
+    assert frozen.truncated == {page: "length", f"{pages_url}/api/stream": "time"}  # per URL, for the replay QA
+
+    task = {"id": "long-page", "family": "test pages", "start_url": page,
+            "prompts": {"constraint": "Read the long list.", "goal": "What is on the long list?"},
+            "output": {"columns": ["Row"], "key": ["Row"], "order": "as listed"}, "gold": {"rows": [["row"]]}}
+    (tmp_path / "long-page.yaml").write_text(yaml.safe_dump(task), encoding="utf-8")
+    wait = tmp_path / "wait.yaml"
+    wait.write_text(yaml.safe_dump([{"wait_for": "h1"}]), encoding="utf-8")
+    served_before = len(pages_server.requests)
+    code, out = rig("run", "--task", tmp_path / "long-page.yaml", "--agent", f"scripted:{wait}", "--variant", "constraint",
+                    "--frozen", snap, "--out", tmp_path / "runs")
+    assert code == 0, out
+    assert len(pages_server.requests) == served_before  # the frozen run reached no server
+    ep = only_episode(tmp_path / "runs")
+    assert ep.read_episode().replay_misses == 1  # the page itself: its 502 page runs no script
+    with ep.warc_file.open("rb") as fh:
+        got = [(r.http_headers.get_statuscode(), r.http_headers.get_header("x-replay"), r.content_stream().read())
+               for r in ArchiveIterator(fh) if r.rec_type == "response" and r.rec_headers.get_header("WARC-Target-URI") == page]
+    assert got and all(status == "502" and kind == "truncated" for status, kind, _ in got), got
+    assert b"not whole in the archive" in got[0][2] and b"truncated (length): 1000 bytes archived" in got[0][2]
+
+
+#: A CLI agent's calls on a task that starts on a blank page: it finds the bundled site through the tools.
+FIND_THE_SITE = [{"tool": "web_search", "args": {"query": "New York City 2013 departures portal", "count": 3}},
+                 {"tool": "web_fetch", "args": {"url": "/flights/airport/LAX"}},
+                 {"tool": "final_answer", "args": {"answer": "| Origin | Flights |\n|---|---|\n| EWR | 1 |\n"}}]
+
+
+@pytest.fixture(scope="module")
+def blank_start_mcp_run(sites_url, tmp_path_factory):
+    """An `--agent cli` episode (the mcp SDK's client in its own process) of a task that starts on a blank page."""
+    root = tmp_path_factory.mktemp("mcp-freeze")
+    calls = root / "calls.json"
+    calls.write_text(json.dumps(FIND_THE_SITE))
+    client = Path(__file__).parent / "mcp_client_script.py"
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(client))} {shlex.quote(str(calls))} --out {root / 'out.json'}"
+    code, out = rig("run", "--task", "hybrid-s2sql-01", "--agent", "cli", "--command", command, "--variant", "constraint",
+                    "--sites-url", sites_url, "--out", root / "runs", "--timeout", "240", "--stall", "240")
+    assert code == 0, out
+    episode = only_episode(root / "runs").read_episode()
+    assert episode.status == "ok" and episode.start_url == "about:blank" and episode.sites_url == sites_url
+    return root
+
+
+def test_a_blank_start_tool_episode_freezes_its_sites_server_as_the_bundled_sites(blank_start_mcp_run, sites_url):
+    root = blank_start_mcp_run
+    code, out = rig("freeze", root / "runs", "--no-qa", "--out", root / "snap")
+    assert code == 0, out
+    frozen = open_snapshot(root / "snap")
+    manifest = frozen.manifests[0]
+    assert manifest.origins == [FROZEN_ORIGIN] and manifest.sites == ["flights"]  # no 127.0.0.1:<random port>
+    assert urlsplit(sites_url).netloc not in out
+    assert frozen.index.lookup("GET", FROZEN_ORIGIN + "/flights/airport/LAX")
+    assert all(x.url.startswith(FROZEN_ORIGIN + "/") for x in frozen.index.all())
+
+
+def test_an_episode_that_never_named_its_sites_server_is_frozen_as_recorded_and_says_so(blank_start_mcp_run, sites_url,
+                                                                                         tmp_path):
+    """An episode recorded before `sites_url` was written: a blank start leaves nothing to tell the sites server by."""
+    old = tmp_path / "old"
+    shutil.copytree(only_episode(blank_start_mcp_run / "runs").path, old)
+    data = json.loads((old / "episode.json").read_text())
+    del data["sites_url"]
+    (old / "episode.json").write_text(json.dumps(data), encoding="utf-8")
+    code, out = rig("freeze", old, "--no-qa", "--out", tmp_path / "snap")
+    assert code == 0, out
+    assert "recorded without its sites server's address and started on a blank page" in out
+    assert open_snapshot(tmp_path / "snap").manifests[0].origins == [f"http://{urlsplit(sites_url).netloc}"]

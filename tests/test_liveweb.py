@@ -1,11 +1,12 @@
-"""The offline web (tests/liveweb.py) and the browser's host mapping (`rig.browser.parse_resolve`)."""
+"""The offline web (tests/liveweb.py) and the browser's host mapping (`rig.network.parse_resolve`)."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.async_api import expect
 
-from rig.browser import launch, launch_args, parse_resolve, resolver_rules
+from rig.browser import launch
+from rig.network import launch_args, parse_resolve, resolver_rules
 from rig.errors import InputError
 
 
@@ -23,7 +24,7 @@ def test_resolve_values_are_checked():
 
 
 def test_a_mapping_off_loopback_needs_live():
-    from rig.runner.live import Network
+    from rig.network import Network
 
     with pytest.raises(InputError) as err:
         Network.of(False, ["staging.example.org=10.0.0.5:8443"])
@@ -95,3 +96,31 @@ async def test_misbehaving_hosts_and_data_changes(playwright, liveweb, browser):
         await b.close()
     liveweb.reset()
     assert liveweb.data.records[0]["title"] != "Changed title" and liveweb.archive.hits == 0
+
+
+def test_one_host_parser_and_the_loopback_rule():
+    from rig.network import Policy, Target, is_loopback, parse_host, parse_hosts, url_target
+    from rig.network.policy import LOOPBACK_CLOSED, NOT_ALLOWED, OFF_LOOPBACK
+
+    assert parse_hosts(["Data.Example.org", "127.0.0.1:8765", "[::1]:443"]) == \
+        ["data.example.org", "127.0.0.1:8765", "[::1]:443"]
+    for bad in ("http://example.org/x", "a.org:0", "a.org:70000", "[nothex]:1", ""):
+        with pytest.raises(InputError, match="not a host"):
+            parse_host(bad, "--allow-host")
+    assert url_target("wss://[::1]/x") == Target("[::1]", 443) and url_target("data:text/plain,x") is None
+    assert all(is_loopback(h) for h in ("localhost", "127.8.9.1", "[::1]", "::ffff:127.0.0.1", "0.0.0.0", "[::]"))
+    assert not any(is_loopback(h) for h in ("10.0.0.1", "example.org", "::ffff:10.0.0.1"))
+
+    live = Policy(live=True, mappings=tuple(parse_resolve(["portal.example.org=127.0.0.1:8443"])),
+                  loopback_open=frozenset({"127.0.0.1:9000"}))
+    assert live.by_name(Target("127.0.0.1", 9001)) == LOOPBACK_CLOSED
+    assert live.by_name(Target("127.0.0.1", 9000)) is None and live.by_name(Target("portal.example.org", 443)) is None
+    public = Target("rebound.example.org", 443)
+    assert live.by_name(public) is None and live.by_address(public, "127.0.0.1") == LOOPBACK_CLOSED, \
+        "a public name resolving to loopback is loopback"
+    assert live.by_address(public, "93.184.216.34") is None
+    listed = Policy(live=True, allowed=frozenset({"data.example.org"}))
+    assert listed.url_refused("https://other.example.org/") == NOT_ALLOWED
+    assert listed.url_refused("https://data.example.org:8443/") is None and listed.url_refused("about:blank") is None
+    local = Policy(live=False, allowed=frozenset({"10.0.0.5", "127.0.0.1"}))
+    assert local.by_name(Target("10.0.0.5", 80)) == OFF_LOOPBACK and local.by_name(Target("127.0.0.1", 80)) is None

@@ -254,7 +254,7 @@ async def test_a_stdio_only_client_reaches_the_episode_through_rig_mcp_stdio(tmp
     assert [s["action"]["type"] for s in _steps(d)] == ["goto", "browser_snapshot", "browser_navigate", "final_answer"]
 
     rc, _, err = await _exec(RIG, "mcp-stdio", "--url", "http://example.org/mcp")
-    assert rc == 1 and "is not the rig's endpoint" in err
+    assert rc == 2 and "is not the rig's endpoint" in err
 
 
 async def test_rig_submit_ends_a_tool_server_episode_and_the_step_budget_counts_tool_calls(tmp_path, sites_url):
@@ -278,3 +278,16 @@ async def test_rig_submit_ends_a_tool_server_episode_and_the_step_budget_counts_
     d = submitted.directory(tmp_path / "a").path
     assert Answer.model_validate_json((d / "answer.json").read_text()).rows == task.gold.rows
     assert second.status == "agent_error" and "step budget of 3 exceeded" in second.error, second.error
+
+
+async def test_a_command_that_exits_right_after_rig_submit_ends_ok(tmp_path, sites_url):
+    """The command's exit and its `rig submit` are seen together: the answer handed in wins over the exit (before,
+    the exit won whenever it came between two looks for answer.json: agent_error on a good answer)."""
+    task = resolve_task("flights-06")
+    answer = tmp_path / "answer.md"
+    answer.write_text("| Carrier | Flights |\n|---|---|\n| B6 | 71 |\n| AA | 54 |\n| DL | 48 |\n")
+    agent = CliAgent(f'{shlex.quote(RIG)} submit "$RIG_EPISODE_DIR" --answer {shlex.quote(str(answer))}')
+    specs = [EpisodeSpec(task, variant, agent.name, trial) for variant in ("constraint", "goal") for trial in (0, 1)]
+    episodes = await run_local(specs, agent, tmp_path / "runs", sites_url=sites_url, concurrency=2,
+                               budget=Budget(max_steps=60, timeout_s=LONG, stall_s=LONG))
+    assert [(e.status, e.error) for e in episodes] == [("ok", None)] * 4

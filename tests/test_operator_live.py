@@ -108,3 +108,30 @@ def test_operator_records_a_tls_error_without_ignore_https_errors(liveweb, tmp_p
     cites = ed.read_answer().citations
     assert cites and all(c.captured is False and c.capture_reason.startswith("TLS: ERR_CERT") for c in cites), \
         [c.capture_reason for c in cites]
+
+
+def test_operator_captures_follow_no_redirect_out_of_the_allow_list(liveweb, tmp_path):
+    """A cited page that redirects to a host the run does not allow: the capture is refused at the hop (0 requests
+    arrive there), the citation says why, and episode.json keeps the blocked hop with its chain."""
+    rows = [[r[0], r[1], r[4]] for r in liveweb.data.matching(kind="dataset", year_from=2020)]
+    doc = liveweb.archive.url("/doc/2")
+    escaping = liveweb.redirect_url("go", doc)
+    answer = tmp_path / "answer.md"
+    text = liveweb.product_answer().replace(f"- {liveweb.archive.url('/doc/1')}", f"- {escaping}")
+    answer.write_text(text, encoding="utf-8")
+    runs = tmp_path / "runs"
+    res = rig("run", "--task", str(task_file(tmp_path, rows)), "--agent", "operator", "--answer-file", str(answer),
+              "--variant", "goal", "--out", str(runs), "--live", *liveweb.resolve_args(), "--ignore-https-errors",
+              "--allow-host", liveweb.REDIRECT)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    assert liveweb.archive.hits == 0, "an operator capture followed a redirect out of the allow-list"
+    [ed] = [EpisodeDir(p.parent) for p in runs.glob("*/*/*/trial-0/episode.json")]
+    ep = ed.read_episode()
+    assert ep.status == "ok", ep.error
+    by_url = {c.url: c for c in ed.read_answer().citations}
+    c = by_url[escaping]
+    assert c.captured is False and c.capture_reason.startswith("not on the run's allow-list"), c.capture_reason
+    assert all(by_url[liveweb.portal.url(f"/record/{r[0]}")].captured for r in rows), "the allowed pages are captured"
+    [blocked] = ep.blocked
+    assert (blocked.url, blocked.chain, blocked.by) == (doc, [escaping, doc], "proxy")
+    assert ep.blocked_urls == [doc] and ep.blocked_requests == 1

@@ -1,11 +1,11 @@
-"""Pass@k (unbiased estimator, 1 - C(n-c,k)/C(n,k)) and Avg@k, with their edge cases."""
+"""Pass@k (unbiased estimator, 1 - C(n-c,k)/C(n,k)), Avg@k and pass^k (C(c,k)/C(n,k)), with their edge cases."""
 
 from itertools import combinations
 from math import comb
 
 import pytest
 
-from rig.grading.passk import avg_at_k, over_tasks, pass_at_k
+from rig.grading.passk import avg_at_k, over_tasks, pass_at_k, pass_hat_k
 
 
 def brute_force(n: int, c: int, k: int) -> float:
@@ -61,7 +61,7 @@ def test_avg_at_k():
     ],
 )
 def test_invalid_arguments(n, c, k, message):
-    for f in (pass_at_k, avg_at_k):
+    for f in (pass_at_k, avg_at_k, pass_hat_k):
         with pytest.raises(ValueError) as info:
             f(n, c, k)
         assert str(info.value) == message
@@ -73,3 +73,22 @@ def test_over_tasks_averages_each_task_equally():
     assert got == {"pass@2": pytest.approx(5 / 12), "avg@2": pytest.approx(1 / 4)}
     with pytest.raises(ValueError, match="no tasks"):
         over_tasks([], 1)
+
+
+def brute_force_all(n: int, c: int, k: int) -> float:
+    """Share of all k-subsets of n trials (c successes) that are all successes."""
+    subsets = list(combinations([True] * c + [False] * (n - c), k))
+    return sum(all(s) for s in subsets) / len(subsets)
+
+
+@pytest.mark.parametrize("n,c,k", [(8, 3, 1), (8, 3, 2), (8, 3, 3), (8, 3, 4), (5, 5, 5), (5, 4, 5), (10, 7, 3)])
+def test_pass_hat_k_matches_brute_force(n, c, k):
+    assert pass_hat_k(n, c, k) == pytest.approx(brute_force_all(n, c, k))
+
+
+def test_pass_hat_k_worked_values():
+    # n=4, c=3, k=2: C(3,2)/C(4,2) = 3/6; k = n: 1 only when every trial succeeded; k = 1: the success rate
+    assert pass_hat_k(4, 3, 2) == pytest.approx(0.5)
+    assert pass_hat_k(4, 3, 4) == 0.0 and pass_hat_k(4, 4, 4) == 1.0
+    assert pass_hat_k(8, 3, 1) == pytest.approx(3 / 8) == pytest.approx(pass_at_k(8, 3, 1))
+    assert pass_hat_k(4, 1, 2) == 0.0  # fewer successes than k

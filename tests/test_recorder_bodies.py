@@ -1,5 +1,6 @@
 """Response bodies in the evidence: kept past the navigation that follows them, else archived as missing (and
-counted), and never replayed as an empty answer. Real Chromium, the real test server, the WARC read back by warcio."""
+counted), cut ones marked so, and never replayed as a complete answer (a 502 saying why). Real Chromium, the real
+test server, the WARC read back by warcio."""
 
 from __future__ import annotations
 
@@ -172,16 +173,52 @@ async def test_a_body_that_never_finishes_is_archived_as_missing_and_replays_as_
     assert got[f"{pages_url}/stream.html"][0].get_header(MISSING_HEADER) is None
     check_warc(warc)
 
-    index = load_index(warc)  # replay: a missing body answers nothing; its request is a miss (404), no empty 200
-    assert index.missing_bodies == 1
+    index = load_index(warc)  # replay: a missing body answers nothing; its request is a miss (a 502), no empty 200
+    assert index.missing_bodies == 1 and index.truncated == {f"{pages_url}/api/stream": "time"}
     assert index.lookup("GET", f"{pages_url}/api/stream") == [] and index.lookup("GET", f"{pages_url}/stream.html")
+    [held] = index.missing[index.key("GET", f"{pages_url}/api/stream")]
+    assert held.response.missing == "body not readable: not finished: nothing arrived for 1.5 s"
     replay = await browser.new_context(**REPLAY_CONTEXT_OPTIONS)
     try:
         session = await attach_replay(replay, index)
         view = await replay.new_page()
         await view.goto(f"{pages_url}/stream.html")
-        await view.wait_for_selector("text=status 404")
-        assert [(m.method, m.url) for m in session.misses] == [("GET", f"{pages_url}/api/stream")]
+        await view.wait_for_selector("text=status 502")
+        assert [(m.method, m.url, m.reason) for m in session.misses] == [
+            ("GET", f"{pages_url}/api/stream", "missing: body not readable: not finished: nothing arrived for 1.5 s")]
+    finally:
+        await replay.close()
+
+
+async def test_a_body_cut_at_max_body_bytes_is_marked_and_replays_as_a_502_not_a_short_200(
+    browser, context, page, pages_server, pages_url, tmp_path
+):
+    long = b"<!doctype html><html><head><title>Long</title></head><body>" + b"<p>row</p>" * 600 + b"</body></html>"
+    pages_server.set_route("/long.html", lambda ex: ex.send(200, long))
+    rec = await Recorder.attach(context, tmp_path / "ep", options=RecorderOptions(max_body_bytes=1000, screenshots="off"))
+    async with rec.action({"type": "goto", "target": "/long.html", "value": None}):
+        await page.goto(f"{pages_url}/long.html")
+    await rec.close()
+
+    warc = tmp_path / "ep" / "evidence.warc.gz"
+    headers, http, body = responses(warc)[f"{pages_url}/long.html"]
+    assert headers.get_header("WARC-Truncated") == "length" and headers.get_header(MISSING_HEADER) is None
+    assert body == long[:1000] and http.get_header("Content-Length") == "1000"
+    assert rec.missing_bodies == 0
+    check_warc(warc)
+
+    index = load_index(warc)
+    [held] = index.lookup("GET", f"{pages_url}/long.html")
+    assert (held.response.truncated, held.response.body) == ("length", long[:1000])
+    assert index.truncated == {f"{pages_url}/long.html": "length"} and index.missing_bodies == 0
+    replay = await browser.new_context(**REPLAY_CONTEXT_OPTIONS)
+    try:
+        session = await attach_replay(replay, index)
+        view = await replay.new_page()
+        answer = await view.goto(f"{pages_url}/long.html")
+        assert answer is not None and answer.status == 502 and answer.headers["x-replay"] == "truncated"
+        assert "not whole in the archive" in await view.content()
+        assert [(m.url, m.reason) for m in session.misses] == [(f"{pages_url}/long.html", "truncated (length): 1000 bytes archived")]
     finally:
         await replay.close()
 

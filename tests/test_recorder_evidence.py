@@ -33,6 +33,8 @@ from recorders.inference import infer_action
 from recorders.redact import Redactor
 from recorders.state import build_state, form_state, url_state
 from recorders.warc import Capture, Exchange, WarcArchive
+from rig.agents.scripted import ScriptRunner
+from rig.formats.actions import parse_actions
 
 ROOT = Path(__file__).parents[1]
 WARCIO = Path(sys.executable).with_name("warcio")
@@ -371,12 +373,20 @@ def test_trajectory_is_fsynced_behind_each_step_and_fully_on_close(tmp_path, mon
 
 
 def test_secret_names_by_their_word_parts():
-    from recorders.redact import secret_name
+    from recorders.redact import base_name, secret_name
 
     secret = ["X-Api-Key", "accessToken", "auth_key", "X-Amz-Signature", "sig", "AWSAccessKeyId", "client_secret",
-              "sessionid", "new-password", "csrfmiddlewaretoken", "X-Goog-Credential", "authToken", "tokenizer"]
-    plain = ["monkey", "keyword", "author", "authority", "signal", "signup", "passenger", "page", "q", "sort"]
+              "sessionid", "new-password", "csrfmiddlewaretoken", "X-Goog-Credential", "authToken", "tokenizer",
+              "X-API-Key2", "X-Api-Key-2", "api_key_v2", "AUTH_TOKEN3", "apiKey2", "pass1", "sig2", "s3key", "pass_word"]
+    plain = ["monkey", "keyword", "author", "authority", "signal", "signup", "passenger", "page", "q", "sort",
+             "page2", "keyword2", "oauth2", "v2", "year2013", "h264", "utf8", "sigma2", "compass_west", "author_id"]
     assert [n for n in secret if not secret_name(n)] == [] and [n for n in plain if secret_name(n)] == []
+    strong = ["api_key", "API-Key2", "apiKey", "x_api_key_v2", "pass_word", "auth_code", "access_key", "AUTH_TOKEN3"]
+    assert [n for n in strong if not secret_name(n, strong=True)] == []
+    assert [n for n in ["key", "sig", "pass", "key2", "keyword"] if secret_name(n, strong=True)] == []
+    assert {base_name(n) for n in ["api_key", "API-Key", "apiKey", "api_key2", "X-Api-Key-v2"]} == {"api key"}
+    assert [base_name(n) for n in ["Cookie2", "Set-Cookie2", "X-Authorization", "X-Cookie-Consent", "v2"]] == [
+        "cookie", "set cookie", "authorization", "cookie consent", ""]
     r = Redactor([], ["authorization"])
     assert r.url("https://bob:Hunter2Secret@h/p?X-Amz-Signature=abc123def456&keyword=shoes") == (
         "https://bob:%5Bredacted%5D@h/p?X-Amz-Signature=%5Bredacted%5D&keyword=shoes")
@@ -404,3 +414,90 @@ async def test_a_cookie_a_response_sets_is_scrubbed_from_its_own_body(context, p
     warc = gzip.decompress((tmp_path / "ep" / "evidence.warc.gz").read_bytes())
     assert b"your session is [redacted]" in warc, "the body was not archived scrubbed"
     assert secret.encode() not in warc
+
+
+#: Secrets under names that carry a number, a version or a prefix (`X-API-Key2`, `api_key_v2`, `AUTH_TOKEN3`, ...),
+#: each in one place only, so each must be redacted there by its name: a value is scrubbed elsewhere only once learned.
+NUMBERED = {
+    "SECRETNUMTYPED1": "typed into <input name=api_key2>: the form's GET query, the DOM snapshot",
+    "SECRETNUMHIDDEN2": "hidden <input name=AUTH_TOKEN3>: the query, the DOM snapshot",
+    "SECRETNUMQUERY3": "query parameter api_key_v2 of a fetch",
+    "SECRETNUMHDR4": "request header X-API-Key2",
+    "SECRETNUMHDR5": "request header X-Api-Key-2",
+    "SECRETNUMHDR6": "request header X-Authorization",
+    "SECRETNUMJSON7": "JSON request field apiKey2",
+    "SECRETNUMJSON8": "JSON request field auth_token_v2",
+    "SECRETNUMFORM9": "form body field Api-Key-2",
+    "SECRETNUMRESP10": "JSON response field api_key",
+    "SECRETNUMRESP11": "JSON response field API-Key2",
+    "SECRETNUMCOOKIE12": "response header Set-Cookie2",
+    "SECRETNUMRESPHDR13": "response header X-Auth-Token-2",
+}
+_NUMBERED_PAGE = (
+    "<!doctype html><title>Numbered</title><form action=numbered-done.html method=get>"
+    "<input id=k name=api_key2><input id=t name=AUTH_TOKEN3 type=hidden>"
+    "<input name=keyword2 type=hidden value=shoes><input name=page2 type=hidden value=7>"
+    "<button id=go type=submit>Go</button></form><button id=send type=button>Send</button><p id=done></p>"
+    "<script>const s = (n) => 'SECRET' + 'NUM' + n;"  # no secret literally in the page
+    "document.getElementById('t').value = s('HIDDEN2');"
+    "document.getElementById('send').onclick = async () => {"
+    "  const r = await fetch('api/numbered?api_key_v2=' + s('QUERY3') + '&page2=3', {method: 'POST', headers: {"
+    "    'Content-Type': 'application/json', 'X-API-Key2': s('HDR4'), 'X-Api-Key-2': s('HDR5'),"
+    "    'X-Authorization': 'Bearer ' + s('HDR6')},"
+    "    body: JSON.stringify({apiKey2: s('JSON7'), auth_token_v2: s('JSON8'), keyword2: 'shoes'})});"
+    "  const got = await r.json();"
+    "  await fetch('api/numbered-form', {method: 'POST', headers: {'Content-Type': 'application/x-www-form-urlencoded'},"
+    "    body: 'Api-Key-2=' + s('FORM9') + '&page2=4'});"
+    "  document.getElementById('done').textContent = 'done ' + got.rows; };</script>")
+
+
+async def test_secret_names_with_numbers_versions_and_prefixes_are_redacted_everywhere(context, page, pages_server,
+                                                                                       tmp_path):
+    """`X-API-Key2` was archived as sent while `X-API-Key` was redacted: a secret word followed by digits (or a
+    version, or behind a prefix) is redacted alike in headers, query parameters, form fields and JSON bodies, sent
+    and received, and in the DOM snapshots; `keyword2`, `page2` and a data API's `{"key": "year"}` are kept."""
+    srv = pages_server
+    srv.set_route("/numbered.html", lambda ex: ex.send(200, _NUMBERED_PAGE, headers={
+        "Set-Cookie2": "sid=SECRETNUMCOOKIE12", "X-Auth-Token-2": "SECRETNUMRESPHDR13"}))
+    srv.set_route("/api/numbered", lambda ex: ex.send_json(
+        {"api_key": "SECRETNUMRESP10", "API-Key2": "SECRETNUMRESP11", "key": "year", "rows": 2}))
+    srv.set_route("/api/numbered-form", lambda ex: ex.send_json({"ok": True}))
+    srv.set_route("/numbered-done.html", lambda ex: ex.send(200, "<!doctype html><title>Done</title><p id=finished>Done</p>"))
+    rec = await Recorder.attach(context, tmp_path / "ep")
+    await ScriptRunner(page, srv.url, hook=rec).run(parse_actions([
+        {"goto": "/numbered.html"}, {"fill": {"selector": "#k", "value": "SECRETNUMTYPED1"}}, {"click": "#send"},
+        {"wait_for": "#done:not(:empty)"}, {"click": "#go"}, {"wait_for": "#finished"}]))
+    await rec.close()
+
+    sent = json.dumps([[r.target, dict(r.headers), r.body.decode("utf-8", "replace")] for r in srv.requests])
+    for secret in [s for s in NUMBERED if "RESP" not in s and "COOKIE" not in s]:
+        assert secret in sent, f"{secret} ({NUMBERED[secret]}) was not planted"
+    ep = tmp_path / "ep"
+    archived = b"".join(bytes(str(h), "utf-8") + bytes(str(http or ""), "utf-8") + payload
+                        for _, h, http, payload in records(ep / "evidence.warc.gz"))
+    files = {p.name: p.read_bytes() for p in ep.rglob("*") if p.is_file() and p.suffix != ".gz"}
+    for name, data in {"evidence.warc.gz (read by warcio)": archived, **files}.items():
+        for secret, where in NUMBERED.items():
+            assert secret.encode() not in data, f"{secret} ({where}) found in {name}"
+
+    recs = records(ep / "evidence.warc.gz")
+    post = next(r for r in recs if r[0] == "request" and r[1].get_header("WARC-Target-URI").startswith(
+        f"{srv.url}/api/numbered?"))
+    assert (post[2].get_header("X-API-Key2"), post[2].get_header("X-Api-Key-2")) == ("[redacted]", "[redacted]")
+    assert post[2].get_header("X-Authorization") is None  # dropped, as Authorization is
+    assert json.loads(post[3]) == {"apiKey2": "[redacted]", "auth_token_v2": "[redacted]", "keyword2": "shoes"}
+    assert post[1].get_header("WARC-Target-URI").endswith("?api_key_v2=%5Bredacted%5D&page2=3")
+    answer = next(r for r in recs if r[0] == "response" and r[1].get_header("WARC-Target-URI") == post[1].get_header(
+        "WARC-Target-URI"))
+    assert json.loads(answer[3]) == {"api_key": "[redacted]", "API-Key2": "[redacted]", "key": "year", "rows": 2}
+    form = next(r for r in recs if r[0] == "request" and r[1].get_header("WARC-Target-URI").endswith("/api/numbered-form"))
+    assert form[3] == b"Api-Key-2=%5Bredacted%5D&page2=4"
+    page_rec = next(r for r in recs if r[0] == "response" and r[1].get_header("WARC-Target-URI").endswith("/numbered.html"))
+    assert page_rec[2].get_header("Set-Cookie2") is None and page_rec[2].get_header("X-Auth-Token-2") == "[redacted]"
+    done = next(s for s in read_trajectory(ep / "trajectory.jsonl") if "numbered-done" in s.url)
+    assert (done.state["url.query.api_key2"], done.state["url.query.AUTH_TOKEN3"]) == ("[redacted]", "[redacted]")
+    assert (done.state["url.query.keyword2"], done.state["url.query.page2"]) == ("shoes", "7")
+    doms = [r[3].decode() for r in recs if r[0] == "conversion" and r[1].get_header("Content-Type").startswith("text/html")]
+    typed = next(d for d in doms if 'id="send"' in d and "done 2" in d)  # the form page after the fill and the fetch
+    assert 'name="keyword2" type="hidden" value="shoes"' in typed and 'name="page2" type="hidden" value="7"' in typed
+    assert '<input id="k" name="api_key2">' in typed and '<input id="t" name="AUTH_TOKEN3" type="hidden">' in typed

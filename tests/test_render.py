@@ -119,7 +119,7 @@ def test_rig_record_then_render_draws_each_missing_image_once(pages_url, tmp_pat
     assert [shown((ep / s.screenshot).read_bytes()) for s in steps] == [0, 1, 2]
     (tmp_path / "empty").mkdir()
     res = runner.invoke(app, ["render", str(tmp_path / "empty")])
-    assert res.exit_code == 1 and "holds no episode" in res.output, res.output
+    assert res.exit_code == 2 and "holds no episode" in res.output, res.output  # bad input
     res = runner.invoke(app, ["render", str(ep)])
     assert res.exit_code == 0 and f"0 drawn, {len(steps)} present" in res.output, res.output
     res = runner.invoke(app, ["record", "--script", str(script), "--out", str(tmp_path / "x"), "--step-images", "gif"])

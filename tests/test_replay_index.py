@@ -21,7 +21,7 @@ from replay import (
     load_index,
     write_snapshot,
 )
-from replay.index import CAPTURE_HEADER, STEP_HEADER
+from rigwarc.dialect import CAPTURE_HEADER, STEP_HEADER
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -138,6 +138,56 @@ def test_snapshot_round_trip_is_deterministic_and_origin_free(tmp_path):
     assert frozen.index.recorded_at == when
 
 
+@pytest.mark.parametrize("site", ["eco", "flights", "stats"])
+def test_a_shipped_snapshot_written_again_is_the_same_bytes(site, tmp_path):
+    """The snapshot writer (through rigwarc's builders) keeps the shipped snapshots' bytes: read one, write it again."""
+    shipped = REPO / "site_snapshots" / site
+    m = replay.Manifest.read(shipped)
+    index = load_index(shipped / "snapshot.warc.gz", MatchRules.from_json(m.rules))
+    again = write_snapshot(index, tmp_path / site, site=site, path_prefix=f"/{site}/",
+                           built_at=datetime.fromisoformat(m.built_at), rig_version=m.rig_version,
+                           data_version=m.data_version, start_path=m.start_path, sources=m.sources)
+    assert (tmp_path / site / "snapshot.warc.gz").read_bytes() == (shipped / "snapshot.warc.gz").read_bytes()
+    assert (again.exchanges, again.records, again.bytes) == (m.exchanges, m.records, m.bytes)
+    assert (again.truncated_bodies, again.missing_bodies) == (0, 0)
+
+
+def test_cut_and_missing_bodies_keep_their_marker_through_a_snapshot(tmp_path):
+    from rigwarc import RecordEncoder, build
+
+    i = (f"<urn:uuid:00000000-0000-4000-8000-{n:012d}>" for n in range(100))
+    d = "2024-01-01T00:00:00Z"
+
+    def exchange(url: str, body: bytes, **marks: str) -> list:
+        rid = next(i)
+        return [build.response(url, 200, "OK", [("Content-Type", "text/html")], body, record_id=rid, date=d, **marks),
+                build.request(url, "GET", [("Host", "h")], b"", record_id=next(i), date=d, concurrent_to=rid)]
+
+    records = [*exchange("http://h/eco/", b"home"), *exchange("http://h/eco/big", b"<p>fir", truncated="length"),
+               *exchange("http://h/eco/api", b"", truncated="time", missing="body not readable: the tab closed"),
+               *exchange("http://h/eco/both", b"", truncated="time", missing="body not readable: later"),
+               *exchange("http://h/eco/both", b"answered once")]  # a missing body a whole answer replaces
+    enc = RecordEncoder()
+    (tmp_path / "a.warc.gz").write_bytes(b"".join(enc.member(r) for r in records))
+    ix = load_index(tmp_path / "a.warc.gz", MatchRules(ignore_origin=True), dedupe=True)
+    assert ix.missing_bodies == 2 and ix.lookup("GET", "http://h/eco/api") == []
+    assert ix.truncated == {"http://h/eco/big": "length", "http://h/eco/api": "time", "http://h/eco/both": "time"}
+    assert [x.url for x in ix.unanswered()] == ["http://h/eco/api"]
+    when = datetime(2025, 5, 1, tzinfo=UTC)
+    m = write_snapshot(ix, tmp_path / "s", site="eco", path_prefix="/eco/", built_at=when, rig_version="0",
+                       data_version=[], start_path="/eco/")
+    assert (m.exchanges, m.truncated_bodies, m.missing_bodies, m.records) == (3, 1, 1, 9)
+    assert json.loads((tmp_path / "s/manifest.json").read_text())["truncated_bodies"] == 1
+    frozen = replay.open_snapshot(tmp_path / "s").index
+    [big] = frozen.lookup("GET", "http://127.0.0.1:8799/eco/big")
+    assert (big.response.truncated, big.response.body) == ("length", b"<p>fir")
+    assert frozen.lookup("GET", "http://127.0.0.1:8799/eco/api") == [] and frozen.missing_bodies == 1
+    gone = frozen.missing_answer(frozen.key("GET", "http://127.0.0.1:8799/eco/api"))
+    assert gone is not None and gone.response.missing == "body not readable: the tab closed"
+    assert frozen.lookup("GET", "http://127.0.0.1:8799/eco/both")[0].response.body == b"answered once"
+    assert frozen.truncated == {"http://h/eco/big": "length", "http://h/eco/api": "time"}
+
+
 def test_unreadable_archives_say_what_to_do(tmp_path):
     bad = tmp_path / "bad.warc.gz"
     bad.write_bytes(b"\x1f\x8b\x08\x00garbage")
@@ -161,5 +211,6 @@ def test_replay_never_imports_the_recorder_or_the_rig():
 def test_replay_reads_the_recorders_format_constants():
     import recorders
 
-    assert (replay.REDACTED, STEP_HEADER, CAPTURE_HEADER) == (recorders.REDACTED, recorders.STEP_HEADER, recorders.CAPTURE_HEADER)
+    assert replay.REDACTED == recorders.REDACTED
+    assert (recorders.STEP_HEADER, recorders.CAPTURE_HEADER) == (STEP_HEADER, CAPTURE_HEADER)  # both from rigwarc
     assert replay.__all__ == sorted(replay.__all__, key=lambda n: (not n.isupper(), not n[0].isupper(), n))

@@ -1,6 +1,8 @@
-"""The report and `rig view` in real Chromium, over real recorded and graded runs: pages load offline with no
-console error and no request leaving the report, figures and key elements are present, page-derived text stays
-inert, and an audit saved through the view reaches audit.json and the overview."""
+"""The report and `rig view` in real Chromium, over real recorded and graded runs (tests/real_runs.py, recorded once
+per session): pages load offline with no console error and no request leaving the report, figures and key elements
+are present, every verdict shown is grade.json's and summary.json's (the report imports no grading code), page-derived
+text stays inert, an old grade.json asks for a regrade, an audit saved through the view reaches audit.json and the
+overview, and the comparison pages of two runs load."""
 
 from __future__ import annotations
 
@@ -8,42 +10,32 @@ import json
 import re
 import shutil
 from io import BytesIO
+from math import comb
 from pathlib import Path
 
 import pytest
+from real_runs import AGENTS, TASKS, TRIALS, copy_run, episode_path
 from warcio.warcwriter import WARCWriter
 
 from recorders.trajectory import read_trajectory
 from recorders.warc import CAPTURE_HEADER, STEP_HEADER
-from rig.agents.base import Budget
-from rig.agents.registry import make_agent
 from rig.episode_dir import EpisodeDir
 from rig.formats.grade import DriftEvent, Grade
 from rig.grading.evidence import Evidence
 from rig.grading.runs import grade_runs
+from rig.grading.spans import find_spans
 from rig.report import Audit, ViewServer, cohen_kappa, write_report
-from rig.report.build import Report
-from rig.report.highlight import find_spans
 from rig.report.load import episode_id
-from rig.runner.local import plan, run_local
-from rig.tasks import resolve_task
 
-AGENTS = ("reference", "perturbed:scope_drift", "perturbed:page_misreading")
 SCRIPT = "<script>window.__xss=1</script>"
 IMG = '<img src=x onerror="window.__xss=1">'
+FAMILIES = {"eco-01": "environmental monitoring", "eco-02": "environmental monitoring", "flights-06": "transport"}
 
 
 @pytest.fixture(scope="session")
-async def runs(sites_url, tmp_path_factory) -> Path:
-    """Real episodes (2 tasks, constraint variant, the reference and two perturbed agents), graded."""
-    root = tmp_path_factory.mktemp("report") / "runs"
-    tasks = [resolve_task("eco-01"), resolve_task("stats-02")]
-    for name in AGENTS:
-        agent = make_agent(name)
-        specs = plan(tasks, ["constraint"], agent.name, 1, root, False)
-        await run_local(specs, agent, root, sites_url=sites_url, budget=Budget(timeout_s=120), concurrency=2)
-    grade_runs(root)
-    return root
+def runs(real_runs) -> Path:
+    """The session's real runs (3 tasks, the reference and two perturbed agents, 2 trials each), graded."""
+    return real_runs
 
 
 @pytest.fixture(scope="session")
@@ -52,8 +44,8 @@ def report(runs) -> Path:
     return write_report(runs, runs.parent / "site").parent
 
 
-def _ep(runs: Path, task: str, agent: str) -> Path:
-    return runs / task / "constraint" / agent.replace(":", "_") / "trial-0"
+def _ep(runs: Path, task: str, agent: str, trial: int = 0) -> Path:
+    return episode_path(runs, task, agent, trial)
 
 
 def _add_text(episode_dir: Path, step_no: int, extra: str) -> None:
@@ -140,8 +132,8 @@ async def test_overview(context, report, runs):
     page = await context.new_page()
     await page.goto((report / "index.html").as_uri())
     assert await page.locator("#metrics tbody tr").count() == len(AGENTS)
-    assert await page.locator("#families tbody tr").count() == 2 * len(AGENTS)
-    assert await page.locator("#episodes tbody tr").count() == 2 * len(AGENTS)
+    assert await page.locator("#families tbody tr").count() == 2 * len(AGENTS)  # two families per agent
+    assert await page.locator("#episodes tbody tr").count() == len(TASKS) * len(AGENTS) * TRIALS
     scatter = page.locator("#fig-scatter svg")
     assert await scatter.locator("circle.point").count() == len(AGENTS)
     assert await scatter.locator("line.diagonal").count() == 1
@@ -149,6 +141,16 @@ async def test_overview(context, report, runs):
     assert await bars.locator("g.bar").count() == len(AGENTS)
     assert await bars.locator("rect.segment.cat-scope_drift").count() == 1
     assert await bars.locator("rect.segment.cat-page_misreading").count() == 1
+    # every mean with its interval over tasks, as summary.json has it
+    summary = json.loads((runs / "summary.json").read_text())
+    for g in summary["groups"]:
+        row = page.locator(f"#metrics tr[data-group='{g['agent']} / {g['variant']}']")
+        for metric in ("item_f1", "row_f1", "poa", "gold_state_reach", "state_anchored_rows"):
+            lo, hi = g[f"{metric}_ci95"]
+            cell = row.locator(f"td[data-metric='{metric}']")
+            assert await cell.locator(".ci").inner_text() == f"[{100 * lo:.1f}, {100 * hi:.1f}]", (g["agent"], metric)
+        assert float(await row.locator("td[data-metric='pass^k']").get_attribute("data-sort")) == g["pass_hat_k"]
+    assert await page.locator("#outdated").count() == 0
     # sortable: Item-F1 descending puts the reference first
     header = page.locator("#metrics thead th", has_text="Item-F1").locator("button")
     await header.click()
@@ -158,8 +160,8 @@ async def test_overview(context, report, runs):
     watch.check((report).as_uri() + "/")
 
 
-METRICS = ("item_f1", "row_f1", "poa", "pass@1", "avg@1", "pass@k", "avg@k", "gold_state_reach", "answer_state_reach",
-           "state_anchored_rows", "drift")
+METRICS = ("item_f1", "row_f1", "poa", "pass@1", "avg@1", "pass@k", "avg@k", "pass^k", "gold_state_reach",
+           "answer_state_reach", "state_anchored_rows", "drift")
 
 
 async def _family_table(page) -> dict[tuple[str, str, str], dict[str, str]]:
@@ -184,27 +186,31 @@ def _mean(xs: list[float]) -> float | None:
 
 
 async def test_family_view_shows_the_metrics_that_apply(context, report, runs):
-    """Each family row holds the table, Pass@k, state and failure metrics of that family's graded episodes,
-    recomputed here from the grade.json files; its table metrics equal summary.json's; Pass@k with one trial is
-    blank, not zero."""
+    """Each family row holds the table, Pass@k, pass^k, state and failure metrics of that family's graded episodes,
+    recomputed here from the grade.json files by hand, and equal to summary.json's `families` entries (the report
+    shows what rig grade wrote)."""
     page = await context.new_page()
     await page.goto((report / "index.html").as_uri())
     table = await _family_table(page)
     summary = json.loads((runs / "summary.json").read_text())
     grades = [Grade.model_validate_json(p.read_text()) for p in runs.rglob("grade.json")]
     assert len(table) == 2 * len(AGENTS)
-    assert {fam for _, _, fam in table} == {"environmental monitoring", "official statistics"}
+    assert {fam for _, _, fam in table} == set(FAMILIES.values())
     for (agent, variant, family), cells in table.items():
         mine = [g for g in grades if (g.agent, g.variant, g.family) == (agent, variant, family)]
         scored = [g for g in mine if g.scored]
-        assert cells["episodes"] == str(len(mine)) and cells["scored"] == str(len(scored)) == "1"
+        tasks = sorted({g.task_id for g in scored})
+        assert cells["episodes"] == str(len(mine)) and cells["scored"] == str(len(scored)) == str(TRIALS * len(tasks))
         [group] = [x for x in summary["groups"] if (x["agent"], x["variant"]) == (agent, variant)]
+        trials = {t: [bool(g.passed) for g in scored if g.task_id == t] for t in tasks}
         rows = [r for g in scored for r in g.rows]
         expected = {
             "item_f1": _mean([g.scores.item_f1 for g in scored]), "row_f1": _mean([g.scores.row_f1 for g in scored]),
             "poa": _mean([g.scores.poa for g in scored]),
-            "pass@1": _mean([float(g.passed) for g in scored]), "avg@1": _mean([float(g.passed) for g in scored]),
-            "pass@k": None, "avg@k": None,  # one trial per task: Pass@k beyond k = 1 does not apply
+            "pass@1": _mean([sum(o) / len(o) for o in trials.values()]), "avg@1": _mean([sum(o) / len(o) for o in trials.values()]),
+            "pass@k": _mean([1 - comb(len(o) - sum(o), TRIALS) / comb(len(o), TRIALS) for o in trials.values()]),
+            "avg@k": _mean([sum(o) / len(o) for o in trials.values()]),
+            "pass^k": _mean([comb(sum(o), TRIALS) / comb(len(o), TRIALS) for o in trials.values()]),
             "gold_state_reach": _mean([sum(r.reached for r in g.gold_states) / len(g.gold_states) for g in scored]),
             "answer_state_reach": _mean([float(any(r.reached for r in g.gold_states if r.name in g.answer_states))
                                          for g in scored]),
@@ -216,38 +222,50 @@ async def test_family_view_shows_the_metrics_that_apply(context, report, runs):
                 assert (cells[name], cells[f"text:{name}"]) == ("", "–"), (agent, family, name)
             else:
                 assert float(cells[name]) == pytest.approx(expected[name]), (agent, family, name)
-        for name in ("item_f1", "row_f1", "poa"):  # the same numbers as rig grade's summary
-            assert float(cells[name]) == pytest.approx(group["families"][family][name])
+        fam = group["families"][family]
+        for name in ("item_f1", "row_f1", "poa", "gold_state_reach", "state_anchored_rows"):  # rig grade's numbers
+            assert float(cells[name]) == pytest.approx(fam[name])
+        assert float(cells["drift"]) == pytest.approx(fam["unrecovered_drift"])
+        # the family with two tasks has intervals, the one with a single task none
+        assert (fam["item_f1_ci95"] is None) == (len(tasks) < 2), (agent, family)
         labels = [g.label for g in scored if g.label]
-        assert cells["failures"] == (", ".join(f"{x} 1" for x in labels) if labels else "none")
-    # the perturbed agents fail where the reference does not
+        assert cells["failures"] == (f"{labels[0]} {len(labels)}" if labels else "none")
     assert table[("reference", "constraint", "environmental monitoring")]["failures"] == "none"
-    assert table[("perturbed:scope_drift", "constraint", "environmental monitoring")]["failures"] == "scope_drift 1"
+    assert table[("perturbed:scope_drift", "constraint", "environmental monitoring")]["failures"] == "scope_drift 4"
 
 
 async def test_family_view_leaves_metrics_blank_where_nothing_was_scored(context, runs, tmp_path):
-    report = Report(runs, tmp_path / "site")
-    for e in report.run.episodes:  # the statistics episodes hit infrastructure failures: nothing scored there
-        if e.grade is not None and e.grade.family == "official statistics":
-            e.grade = e.grade.model_copy(update={"status": "infra_error", "scored": False, "passed": None,
-                                                 "scores": None, "gold_states": [], "rows": [], "drift": [],
-                                                 "label": None})
+    """The transport episodes turned into infrastructure failures: rig grade keeps those grade.json files (they are
+    current) and summarises them; the report shows that family's metrics as dashes, never zeros."""
+    root = tmp_path / "runs"
+    shutil.copytree(runs, root)
+    grade_runs(root)  # graded where they are now
+    for path in root.rglob("grade.json"):
+        g = Grade.model_validate_json(path.read_text())
+        if g.family == "transport":
+            path.write_text(g.model_copy(update={"status": "infra_error", "scored": False, "passed": None, "scores": None,
+                                                 "record_scores": None, "gold_states": [], "rows": [], "drift": [],
+                                                 "label": None}).model_dump_json())
+    summary = grade_runs(root)
+    assert all(g.families["transport"].scored == 0 for g in summary.groups)
     page = await context.new_page()
-    await page.goto(report.write_index().as_uri())
+    await page.goto(write_report(root, tmp_path / "site").as_uri())
     table = await _family_table(page)
     for (agent, _, family), cells in table.items():
-        if family == "official statistics":
-            assert (cells["episodes"], cells["scored"], cells["failures"]) == ("1", "0", "–")
+        if family == "transport":
+            assert (cells["episodes"], cells["scored"], cells["failures"]) == ("2", "0", "–")
             assert all((cells[m], cells[f"text:{m}"]) == ("", "–") for m in METRICS), (agent, cells)
         else:
-            assert cells["scored"] == "1" and cells["gold_state_reach"] and cells["item_f1"], (agent, cells)
+            assert cells["scored"] == "4" and cells["gold_state_reach"] and cells["item_f1"], (agent, cells)
 
 
 async def test_episode_pages(context, report, runs):
+    """Every episode page: the timeline with grade.json's per-step constraint marks, the answer against the gold, the
+    citations and records with links to their highlighted text."""
     watch = Watch(context)
     page = await context.new_page()
     for agent in AGENTS:
-        for task in ("eco-01", "stats-02"):
+        for task in TASKS:
             d = _ep(runs, task, agent)
             await page.goto((report / "episodes" / f"{episode_id(runs, d)}.html").as_uri())
             steps = read_trajectory(d / "trajectory.jsonl")
@@ -256,38 +274,101 @@ async def test_episode_pages(context, report, runs):
             rec = EpisodeDir(d).read_episode().recording
             assert held[:5] == ["(the", "recorder", "held", "the", "agent"] and rec.settle_s > 0
             assert float(held[5]) == round(rec.settle_s + rec.image_wait_s, 1)
-            assert await page.locator("#timeline img.thumb").count() == sum(s.screenshot is not None for s in steps)
+            assert await page.locator("#timeline img.thumb").count() == 0  # recorded with --step-images off
             assert await page.locator("#timeline tr.step.reached").count() >= 1
-            assert await page.locator("#timeline .mark.holds").count() and await page.locator("#timeline .mark.fails").count()
             grade = Grade.model_validate_json((d / "grade.json").read_text())
+            marks = [h for m in grade.step_marks for hs in m.holds.values() for h in hs]
+            assert len(grade.step_marks) == len(steps)
+            assert await page.locator("#timeline .mark.holds").count() == sum(marks)
+            assert await page.locator("#timeline .mark.fails").count() == len(marks) - sum(marks) > 0
             cells = page.locator("#answer td.cell")
             verdicts = [c.verdict for r in grade.scores.gold_rows for c in r.cells]
             for v in ("correct", "wrong", "missing"):
                 assert await cells.and_(page.locator(f".{v}")).count() == verdicts.count(v)
             width = len(grade.scores.gold_rows[0].cells)
             assert await page.locator("#answer td.cell.extra").count() == len(grade.scores.extra_rows) * width
-            if agent == "perturbed:scope_drift":
+            if agent == "perturbed:scope_drift" and task != "flights-06":
                 assert await page.locator("#timeline tr.step.diverged").count() == 1
                 assert await page.locator("#answer td.cell.missing").count()
             if agent == "perturbed:page_misreading":
                 assert await page.locator("#answer td.cell.wrong").count()
             assert await page.locator("#citations tr.citation").count() == len(grade.citations)
+            assert await page.locator("#records tr.record").count() == len(grade.records)
+            assert await page.locator("#records a.excerpt-link").count() == sum(
+                x.highlight is not None for r in grade.records for x in r.excerpts)
+            assert await page.locator("#outdated").count() == 0
             # the static report cannot save audits: the form says so
             assert await page.locator("#audit-label").is_disabled() and await page.locator("#audit-static").is_visible()
     # every captured-text page of the last episode loads
     for s in steps:
         await page.goto((report / "text" / episode_id(runs, d) / f"step-{s.step:04d}.html").as_uri())
         assert await page.locator("#captured").count() == 1
+    watch.check(report.as_uri() + "/")
+
+
+async def test_highlights_are_the_spans_grade_json_gives(context, report, runs):
+    """A citation leads to the captured text of its step with exactly grade.json's spans marked; a record excerpt
+    likewise (the report places nothing itself)."""
+    watch = Watch(context)
+    page = await context.new_page()
+    d = _ep(runs, "flights-06", "reference")
+    grade = Grade.model_validate_json((d / "grade.json").read_text())
+    texts = EpisodeDir(d).step_texts()
     await page.goto((report / "episodes" / f"{episode_id(runs, d)}.html").as_uri())
-    # a citation leads to the captured text of its step, excerpt marked
-    link = page.locator("#citations a.cite-link").first
-    excerpt = await page.locator("#citations q.excerpt").first.inner_text()
-    await link.click()
+    cite = grade.citations[0]
+    assert cite.verified and cite.highlight.spans
+    await page.locator("#citations a.cite-link").first.click()
     await page.wait_for_load_state()
     assert "/text/" in page.url and page.url.split("#")[1] == "cite-0"
-    marked = " ".join((await page.locator("#captured mark").first.inner_text()).split())
-    assert marked == " ".join(excerpt.split())
+    (a, b), = cite.highlight.spans
+    marked = page.locator("#captured mark[data-marks~='cite-0']")
+    assert "".join(await marked.all_inner_texts()) == texts[cite.highlight.step][a:b]
+    record = grade.records[0].excerpts[0]
+    assert record.faithful and record.highlight.spans
+    (a, b), = record.highlight.spans
+    recorded = page.locator("#captured mark[data-marks~='record-0-0']")
+    assert "".join(await recorded.all_inner_texts()) == texts[record.highlight.step][a:b]
+    assert await page.locator("#marked li").count() == len(grade.citations) + sum(len(r.excerpts) for r in grade.records)
     watch.check(report.as_uri() + "/")
+
+
+async def test_an_old_grade_asks_for_a_regrade(context, runs, tmp_path):
+    """A grade.json of format 1 (no per-step marks, no highlights): the report says to regrade instead of failing or
+    showing less silently; `rig grade` redoes it on its own (its grader version is older)."""
+    root = tmp_path / "runs"
+    d = episode_path(root, "eco-01", "reference")
+    shutil.copytree(_ep(runs, "eco-01", "reference"), d)
+    grade_runs(root)
+    old = json.loads((d / "grade.json").read_text())
+    for key in ("step_marks", "task_revision", "run_revision", "versions", "usage"):
+        old.pop(key)
+    for r in old["gold_states"]:
+        r.pop("constraints"), r.pop("description")
+    for c in old["citations"]:
+        c.pop("highlight")
+    old.update(format="sgr-rig/grade/1", grader_version="1.1.0")
+    (d / "grade.json").write_text(json.dumps(old))
+    summary = json.loads((root / "summary.json").read_text())
+    for g in summary["groups"]:
+        for key in [k for k in g if k.endswith("_ci95")] + ["pass_hat_k", "k", "tasks"]:
+            g.pop(key)
+    summary.update(format="sgr-rig/summary/1", grader_version="1.1.0")
+    summary.pop("intervals")
+    (root / "summary.json").write_text(json.dumps(summary))
+    index = write_report(root, tmp_path / "site")
+    watch = Watch(context)
+    page = await context.new_page()
+    await page.goto(index.as_uri())
+    notice = await page.locator("#outdated").inner_text()
+    assert "rig grade --force" in notice and "summary.json is sgr-rig/summary/1" in notice
+    assert await page.locator("#metrics tbody tr").count() == 1 and await page.locator("#metrics .ci").count() == 0
+    await page.goto((index.parent / "episodes" / f"{episode_id(root, d)}.html").as_uri())
+    assert "rig grade --force" in await page.locator("#outdated").inner_text()
+    assert await page.locator("#timeline .mark").count() == 0 and await page.locator("#citations tr.citation").count()
+    watch.check(index.parent.as_uri() + "/")
+    grade_runs(root)
+    again = Grade.model_validate_json((d / "grade.json").read_text())
+    assert again.format == "sgr-rig/grade/2" and again.step_marks and not again.outdated
 
 
 async def test_page_text_stays_inert(context, xss):
@@ -316,7 +397,7 @@ async def test_view_saves_an_audit(context, runs, tmp_path):
     for task, agent, manual in (("eco-01", "reference", None), ("eco-01", "perturbed:scope_drift", "scope_drift")):
         EpisodeDir(_ep(root, task, agent)).write_audit(Audit(label=manual, auditor="pre"))
         labels[(task, agent)] = manual
-    target = _ep(root, "stats-02", "perturbed:page_misreading")
+    target = _ep(root, "eco-02", "perturbed:page_misreading")
     eid = episode_id(root, target)
     watch = Watch(context)
     page = await context.new_page()
@@ -330,6 +411,8 @@ async def test_view_saves_an_audit(context, runs, tmp_path):
         async with page.expect_navigation():
             await page.get_by_role("button", name="Save audit").click()
         assert await page.locator("#manual-label .label").inner_text() == "answer_composition"
+        # the page rewritten after the audit still carries grade.json's marks
+        assert await page.locator("#timeline .mark.holds").count()
         audit = EpisodeDir(target).read_audit()
         assert (audit.label, audit.note, audit.auditor) == ("answer_composition", "values read from <the wrong column>", "tester")
         await page.goto(f"{view.url}/")
@@ -337,8 +420,8 @@ async def test_view_saves_an_audit(context, runs, tmp_path):
         assert await row.locator(".manual-label").inner_text() == "answer_composition"
         assert await page.locator("#audited-count").inner_text() == "3"
         auto = {k: Grade.model_validate_json((_ep(root, *k) / "grade.json").read_text()).label for k in labels}
-        auto[("stats-02", "perturbed:page_misreading")] = Grade.model_validate_json((target / "grade.json").read_text()).label
-        labels[("stats-02", "perturbed:page_misreading")] = "answer_composition"
+        auto[("eco-02", "perturbed:page_misreading")] = Grade.model_validate_json((target / "grade.json").read_text()).label
+        labels[("eco-02", "perturbed:page_misreading")] = "answer_composition"
         kappa = cohen_kappa([(auto[k] or "none", labels[k] or "none") for k in labels])
         assert await page.locator("#audit-kappa").inner_text() == f"{kappa:.3f}"
         # the view accepts writes from its own pages only
@@ -348,6 +431,43 @@ async def test_view_saves_an_audit(context, runs, tmp_path):
         assert (await page.request.post(f"{view.url}/api/audit/no-such", form={"label": "none"})).status == 404
         assert (await page.request.post(f"{view.url}/api/audit/{eid}", form={"label": "bogus"})).status == 422
         watch.check(view.url + "/")
+
+
+async def test_comparison_pages(context, runs, tmp_path):
+    """`rig report A --compare B` (B: a perturbed agent, on fewer tasks): the comparison page with the per-task
+    deltas sorted by delta, the tasks only A holds, and per task the two trajectories side by side."""
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    a = copy_run(runs, tmp_path / "a", ("reference",))
+    b = copy_run(runs, tmp_path / "b", ("perturbed:scope_drift",), ("eco-01", "eco-02"))
+    res = CliRunner().invoke(app, ["report", str(a), "--out", str(tmp_path / "site"), "--compare", str(b)])
+    assert res.exit_code == 0, res.output
+    site = tmp_path / "site"
+    watch = Watch(context)
+    page = await context.new_page()
+    await page.goto((site / "index.html").as_uri())
+    await page.locator("#comparison-link a").click()
+    await page.wait_for_load_state()
+    assert page.url.endswith("/compare.html")
+    deltas = [float(x) for x in await page.locator("#compare-tasks tbody td.delta").evaluate_all(
+        "cells => cells.map(c => c.dataset.sort)")]
+    assert len(deltas) == 2 and deltas == sorted(deltas) and all(x < 0 for x in deltas)
+    assert await page.locator("#only-in-a").inner_text() == "Tasks only in A: flights-06"
+    p_value = float(await page.locator("#compare-groups td.p-value").inner_text())
+    assert p_value == 0.5  # two tasks, both worse: 2 * (1/2)^2
+    await page.locator("#compare-tasks a.task-link", has_text="eco-01").click()
+    await page.wait_for_load_state()
+    for side, run, agent in (("a", a, "reference"), ("b", b, "perturbed:scope_drift")):
+        col = page.locator(f"#side-{side}")
+        assert await col.locator("article.trial").count() == TRIALS
+        steps = read_trajectory(episode_path(run, "eco-01", agent) / "trajectory.jsonl")
+        assert await col.locator("article.trial").first.locator("table.trajectory tbody tr").count() == len(steps)
+    assert await page.locator("#side-b .failure-label .label").first.inner_text() == "scope_drift"
+    assert await page.locator("#side-a .failure-label .label").first.inner_text() == "no failure"
+    assert await page.locator("#side-b table.answer td.cell.missing").count()
+    watch.check(site.as_uri() + "/")
 
 
 def test_episode_ids_never_collide(tmp_path):

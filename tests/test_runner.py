@@ -257,7 +257,7 @@ def test_rig_record_never_writes_into_an_existing_episode(tmp_path):
     out = _finished(EpisodeDir(tmp_path / "episode"), "scripted")
     before = out.trajectory_file.read_text()
     res = CliRunner().invoke(app, ["record", "--script", str(script), "--out", str(out.path)])
-    assert res.exit_code == 1
+    assert res.exit_code == 2  # bad input
     assert "episode: already holds a recorded episode; a recording is never written into an existing episode" in \
         " ".join(res.stderr.split())
     assert out.trajectory_file.read_text() == before

@@ -3,6 +3,7 @@ frozen runs make no network request; an allow-listed live run reaches only the h
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import socket
@@ -238,6 +239,8 @@ def test_no_planted_secret_reaches_any_artifact_of_a_run(tmp_path, monkeypatch):
     failing = write_task(tmp_path / "tasks", "sec-02", "/sec/", [
         {"goto": "/sec/login?token=SECRETTOKEN2"},
         {"goto": f"http://127.0.0.1:{gone}/gone?token=SECRETTOKEN3"},  # refused: the error message holds the URL
+        {"extract_table": {"selector": "table#results", "as": "results"}},
+        {"answer": {"from": "results", "columns": ["Name", "Value"]}},
     ])
     runs = tmp_path / "runs"
     monkeypatch.setattr("rig.runner.run.make_agent", lambda name, **kw: PlantingAgent())
@@ -330,7 +333,7 @@ def test_frozen_run_makes_no_network_request(tmp_path, monkeypatch):
 
 def test_replay_makes_no_network_request(tmp_path):
     """Record against a local site, stop it and listen on its port instead: replay connects to nothing."""
-    from rig.replay_cmd import replay
+    from rig.commands.replay import replay
 
     port = free_port()
     task = write_task(tmp_path / "tasks", "sec-03", "/sec/", [
@@ -468,7 +471,7 @@ def test_no_webrtc_escapes_an_allow_listed_frozen_or_replayed_run(tmp_path):
     """A page opening peer connections (STUN over UDP, TURN over TCP, from its window and an iframe's) to a listener
     on 127.0.0.1, an IP literal outside every rule: in allow-listed, frozen and replayed runs both attempts are
     refused and nothing reaches the listener."""
-    from rig.replay_cmd import replay
+    from rig.commands.replay import replay
 
     peers = PeerServer()
     start = f"/sec/rtc?stun={peers.stun_port}&turn={peers.turn_port}"
@@ -540,3 +543,175 @@ def test_secrets_named_by_their_parts_reach_no_artifact(tmp_path, monkeypatch):
     warc = next(data for name, data in files.items() if name.endswith("evidence.warc.gz (decompressed)"))
     assert b"keyword=shoes" in warc, "a name that is no secret was redacted"
     assert b"<title>Signed in %5Bredacted%5D</title>" in warc and b"token [redacted]" in warc  # the DOM, the text
+
+
+# --- redirects and loopback in live runs (the offline web, tests/liveweb.py) -----------------------------------
+
+
+def live_task(directory: Path, task_id: str, start_url: str, origins: list[str]) -> Path:
+    """A start_url task (no gold rows) for agents that only try to get somewhere."""
+    data = {"id": task_id, "family": "test", "start_url": start_url, "origins": origins,
+            "prompts": {"constraint": "Go somewhere.", "goal": "Go somewhere."},
+            "output": {"columns": ["Where"], "key": ["Where"], "order": "as found"}, "gold": {"rows": []}}
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{task_id}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+class WanderingAgent:
+    """Goes to each URL in turn, each in a tab of its own (a failed navigation's error page cannot interrupt the
+    next), and notes where it ended up. `("goto", url, None)`: a navigation that lands or fails; `("moves", url,
+    dest)`: a page that moves itself on (a meta refresh, a script) towards `dest`, waited for until the browser's
+    request for `dest` ended, however it ended."""
+
+    name, model, needs_cdp = "wandering", None, False
+
+    def __init__(self, visits: list[tuple[str, str, str | None]]) -> None:
+        self.visits = visits
+        self.outcomes: list[str] = []
+
+    async def run(self, env: EpisodeEnv) -> Answer | None:
+        ended: dict[str, asyncio.Future] = {}
+
+        def end(request) -> None:
+            if request.url in ended and not ended[request.url].done():
+                ended[request.url].set_result(request.failure or "loaded")
+
+        env.context.on("requestfinished", end)
+        env.context.on("requestfailed", end)
+        for kind, url, dest in self.visits:
+            if dest is not None:
+                ended[dest] = asyncio.get_running_loop().create_future()
+            page = await env.context.new_page()
+            try:
+                await page.goto(url)
+                self.outcomes.append(page.url)
+            except PlaywrightError as exc:
+                self.outcomes.append(f"error: {str(exc).splitlines()[0]}")
+            if kind == "moves":
+                await asyncio.wait_for(ended[dest], 30)
+            await page.close()
+        return Answer(columns=["Where"], rows=[])
+
+
+def _live(liveweb, **config) -> dict:
+    return dict(variants=["constraint"], live=True, resolve=liveweb.resolve_args()[1::2], ignore_https_errors=True,
+                **config)
+
+
+def test_no_redirect_escapes_the_allow_list_of_a_live_run(liveweb, tmp_path, monkeypatch):
+    """An allow-listed live run: an HTTP redirect to another host, one to a loopback port, a chain of hops ending on
+    another host, and a meta refresh and a script navigation that lead to a redirect: every hop to a host not allowed
+    is refused (0 requests arrive there) and recorded with its chain."""
+    doc = liveweb.archive.url("/doc/1")
+    secret = liveweb.secret.url("/by-redirect")
+    go_doc, go_secret = liveweb.redirect_url("go", doc), liveweb.redirect_url("go", secret)
+    hops = liveweb.redirect_url("hops", liveweb.archive.url("/doc/2"), hops=3)
+    meta_to = liveweb.redirect_url("go", doc + "?via=meta")
+    script_to = liveweb.redirect_url("go", doc + "?via=script")
+    meta, script = liveweb.redirect_url("meta", meta_to), liveweb.redirect_url("script", script_to)
+    agent = WanderingAgent([("goto", go_doc, None), ("goto", go_secret, None), ("goto", hops, None),
+                            ("moves", meta, doc + "?via=meta"), ("moves", script, doc + "?via=script")])
+    monkeypatch.setattr("rig.runner.run.make_agent", lambda name, **kw: agent)
+    task = live_task(tmp_path / "tasks", "escape-01", liveweb.redirect.url("/start"), [liveweb.REDIRECT])
+    [ep] = run(RunConfig([str(task)], "wandering", tmp_path / "runs", **_live(liveweb, allow_hosts=[])))
+
+    assert (liveweb.archive.hits, liveweb.secret.hits) == (0, 0), "a redirect reached a host the run did not allow"
+    assert ep.status == "ok", ep.error
+    assert all(o.startswith("error:") for o in agent.outcomes[:3]), agent.outcomes  # the pages that move may land first
+    assert liveweb.redirect.requests_to("/hops/0") and liveweb.redirect.requests_to("/go"), "\n".join(agent.outcomes)
+    saved = EpisodeDir(EpisodeSpec(load_task(task), "constraint", "wandering", 0).directory(tmp_path / "runs"))
+    saved_ep = saved.read_episode()
+    assert saved_ep.allowed_hosts == ["redirect.example.com", "redirect.example.com:443"]
+    chains = {b.url: b.chain for b in saved_ep.blocked or []}
+    assert set(chains) == {doc, secret, liveweb.archive.url("/doc/2"), doc + "?via=meta", doc + "?via=script"}
+    assert chains[doc] == [go_doc, doc] and chains[secret] == [go_secret, secret]
+    assert chains[liveweb.archive.url("/doc/2")] == [liveweb.redirect.url(f"/hops/{n}", to=liveweb.archive.url(
+        "/doc/2")) for n in (3, 2, 1, 0)] + [liveweb.archive.url("/doc/2")]
+    for moved, page in ((doc + "?via=meta", meta), (doc + "?via=script", script)):
+        # the page that sent the browser on (its Referer; cross-origin only the origin), the hops, the refused URL
+        assert chains[moved][0] in (page, liveweb.redirect.origin + "/") and chains[moved][-1] == moved, chains[moved]
+    assert {b.reason for b in saved_ep.blocked} == {"not on the run's allow-list"}
+    assert {b.by for b in saved_ep.blocked if b.url in (doc, secret, liveweb.archive.url("/doc/2"))} == {"proxy"}
+    assert saved_ep.blocked_requests == 5 and set(saved_ep.blocked_urls) == set(chains)
+    assert saved_ep.refused_connections >= 5
+
+
+def test_loopback_is_closed_to_a_live_run_unless_the_task_names_it(liveweb, tmp_path, monkeypatch):
+    """A live run without --allow-host reaches the --resolve-mapped hosts, but no loopback port the task does not
+    name (directly, by a redirect, or the sites server); a task whose origins name the port reaches it."""
+    secret = liveweb.secret.url("/direct")
+    via = liveweb.redirect_url("go", liveweb.secret.url("/by-redirect"))
+    sites = {}
+
+    class Wanderer(WanderingAgent):
+        async def run(self, env: EpisodeEnv) -> Answer | None:
+            sites["url"] = env.sites_url
+            self.visits = [("goto", secret, None), ("goto", via, None), ("goto", env.sites_url + "/", None),
+                           ("goto", liveweb.portal.url("/search"), None)]
+            return await super().run(env)
+
+    agent = Wanderer([])
+    monkeypatch.setattr("rig.runner.run.make_agent", lambda name, **kw: agent)
+    closed = live_task(tmp_path / "tasks", "loop-01", liveweb.redirect.url("/start"), [liveweb.REDIRECT])
+    [ep] = run(RunConfig([str(closed)], "wandering", tmp_path / "runs", **_live(liveweb)))
+    assert liveweb.secret.hits == 0, "a live run reached a loopback port its task does not name"
+    assert ep.status == "ok", ep.error
+    assert [o.startswith("error:") for o in agent.outcomes] == [True, True, True, False], agent.outcomes
+    assert agent.outcomes[3] == liveweb.portal.url("/search"), "a --resolve-mapped host is reached"
+    saved = EpisodeDir(EpisodeSpec(load_task(closed), "constraint", "wandering", 0).directory(tmp_path / "runs"))
+    blocked = {b.url: b for b in saved.read_episode().blocked or []}
+    assert set(blocked) == {secret, liveweb.secret.url("/by-redirect"), sites["url"] + "/"}
+    assert (blocked[secret].by, blocked[liveweb.secret.url("/by-redirect")].by) == ("browser", "proxy")
+    assert all(b.reason.startswith("loopback is closed to live runs") for b in blocked.values())
+    assert blocked[liveweb.secret.url("/by-redirect")].chain == [via, liveweb.secret.url("/by-redirect")]
+
+    named = live_task(tmp_path / "tasks", "loop-02", liveweb.redirect.url("/start"),
+                      [liveweb.REDIRECT, f"127.0.0.1:{liveweb.secret.port}"])
+    agent.outcomes.clear()
+    [ep] = run(RunConfig([str(named)], "wandering", tmp_path / "runs", **_live(liveweb)))
+    assert ep.status == "ok", ep.error
+    assert agent.outcomes[:2] == [secret, liveweb.secret.url("/by-redirect")], agent.outcomes
+    assert [r.path for r in liveweb.secret.requests if r.path != "/favicon.ico"] == ["/direct", "/by-redirect"]
+
+
+async def test_web_fetch_follows_no_redirect_out_of_the_allow_list(liveweb, tmp_path, sites_url):
+    """The MCP tools' `web_fetch`, called by the official `mcp` client in another process: a page that redirects to
+    a host not allowed is refused at the hop (0 requests there) and recorded with its chain; the episode's own MCP
+    endpoint, on loopback, cannot be fetched either."""
+    import shlex
+    import sys
+
+    from rig.agents.base import Budget
+    from rig.agents.cli_agent import CliAgent
+    from rig.network import Network
+    from rig.runner.local import run_local
+    from rig.tasks import load_task
+
+    doc = liveweb.archive.url("/doc/1") + "?via=fetch"
+    go = liveweb.redirect_url("go", doc)
+    calls = [{"tool": "web_fetch", "args": {"url": go}}, {"tool": "web_fetch", "args": {"url": "MCP_URL"}},
+             {"tool": "final_answer", "args": {"answer": "| Where |\n|---|\n"}}]
+    template, out = tmp_path / "calls.template.json", tmp_path / "results.json"
+    template.write_text(json.dumps(calls))
+    client = Path(__file__).parent / "mcp_client_script.py"
+    command = (f'sed "s|MCP_URL|$RIG_MCP_URL|" {shlex.quote(str(template))} > {shlex.quote(str(tmp_path / "calls.json"))}'
+               f" && {shlex.quote(sys.executable)} {shlex.quote(str(client))} "
+               f"{shlex.quote(str(tmp_path / 'calls.json'))} --out {shlex.quote(str(out))}")
+    task = load_task(live_task(tmp_path / "tasks", "fetch-01", liveweb.redirect.url("/start"), [liveweb.REDIRECT]))
+    agent = CliAgent(command)
+    spec = EpisodeSpec(task, "constraint", agent.name, 0)
+    network = Network.of(True, liveweb.resolve_args()[1::2], ignore_https_errors=True)
+    [ep] = await run_local([spec], agent, tmp_path / "runs", sites_url=sites_url, allow_hosts=[], network=network,
+                           budget=Budget(max_steps=60, timeout_s=240, stall_s=240))
+    assert liveweb.archive.hits == 0, "web_fetch followed a redirect to a host the run did not allow"
+    assert ep.status == "ok", ep.error
+    results = json.loads(out.read_text())
+    assert [r["is_error"] for r in results[:2]] == [True, True], results
+    mcp_url = results[1]["args"]["url"]
+    assert mcp_url.startswith("http://127.0.0.1:") and liveweb.redirect.requests_to("/go")
+    saved = EpisodeDir(spec.directory(tmp_path / "runs").path).read_episode()
+    blocked = {b.url: b for b in saved.blocked or []}
+    assert blocked[doc].chain == [go, doc] and blocked[doc].by == "proxy"
+    assert blocked[mcp_url].reason == "not on the run's allow-list" and blocked[mcp_url].by == "browser"

@@ -28,7 +28,7 @@ def _write(tmp_path: Path, data: dict, name: str = "task.yaml") -> Path:
 
 def test_valid_task_loads():
     task = load_task(DATA / "valid.yaml")
-    assert task.id == "sample-01"
+    assert task.id == "valid"
     assert task.output.key == ["Destination"]
     assert task.gold_states[0].constraints[0].key == "dim.origin"
     assert "Answer as a table with columns: Destination, Flights" in task.prompt("goal")
@@ -182,3 +182,100 @@ def test_a_start_url_must_be_absolute_http(tmp_path, url):
     with pytest.raises(TaskError) as info:
         load_task(_write(tmp_path, _open_world(_mutated("id", "open-2"), url)))
     assert info.value.field == "start_url" and "not an absolute http(s) URL" in info.value.reason
+
+
+# --- `rig tasks validate` checks what `rig run` checks (issue 23, item 6) ---
+
+SOLUTION = VALID["reference_solution"]  # goto, extract_table results, answer from results
+
+
+def _hybrid(db: str) -> dict:
+    """The valid task as a search_to_sql hybrid task on `db`."""
+    return {**VALID, "hybrid_type": "search_to_sql", "db": db, "gold_sql": "SELECT 1"}
+
+
+def _runnable_cases(tmp_path: Path) -> list[tuple[str, dict, str, str]]:
+    """(file name, task data, field, reason) of files the format accepts and no episode can run; planted here."""
+    (tmp_path.parent / "adapter.yaml").write_text("site: x\npath_prefix: /\n", encoding="utf-8")
+    (tmp_path / "escape.yaml").symlink_to(tmp_path.parent / "adapter.yaml")
+    (tmp_path / "notes.db").write_text("SELECT nothing", encoding="utf-8")
+    (tmp_path / "bad-adapter.yaml").write_text("site: x\ndimensions: 3\n", encoding="utf-8")
+    start = {k: v for k, v in VALID.items() if k not in ("site", "start_path")}
+    return [
+        ("adapter-up.yaml", {**VALID, "adapter": "../adapter.yaml"}, "adapter", "lies outside the task's folder"),
+        ("adapter-abs.yaml", {**VALID, "adapter": str(tmp_path.parent / "adapter.yaml")}, "adapter", "absolute path"),
+        ("adapter-link.yaml", {**VALID, "adapter": "escape.yaml"}, "adapter", "lies outside the task's folder"),
+        ("adapter-gone.yaml", {**VALID, "adapter": "adapters/gone.yaml"}, "adapter", "no such file"),
+        ("adapter-bad.yaml", {**VALID, "adapter": "bad-adapter.yaml"}, "adapter", "is not a site adapter"),
+        ("port.yaml", {**start, "start_url": "http://127.0.0.1:99999/search"}, "start_url",
+         "the port is not a number from 1 to 65535"),
+        ("port-text.yaml", {**start, "start_url": "https://portal.example.org:https/"}, "start_url",
+         "the port is not a number"),
+        ("space.yaml", {**start, "start_url": "https://portal.example.org/a b"}, "start_url", "white space"),
+        ("other-name.yaml", VALID, "id", "'valid' is not the file's name 'other-name.yaml'"),
+        ("no-table.yaml", {**VALID, "reference_solution": [SOLUTION[0], {"answer": {"from": "results", "columns": ["Destination"]}}]},
+         "reference_solution[1].answer.from", "'results' is not a table extracted before it"),
+        ("text-table.yaml", {**VALID, "reference_solution": [SOLUTION[0], {"extract_text": {"selector": "h1", "as": "results"}},
+                                                              SOLUTION[2]]},
+         "reference_solution[2].answer.from", "'results' is not a table extracted before it"),
+        ("js.yaml", {**VALID, "reference_solution": [{"goto": "javascript:alert(1)"}, *SOLUTION]},
+         "reference_solution[0].goto", "is a javascript: URL"),
+        ("js-hidden.yaml", {**VALID, "reference_solution": [*SOLUTION[:2], {"goto": " JavaScript\t:fetch(1)"}, SOLUTION[2]]},
+         "reference_solution[2].goto", "is a javascript: URL"),
+        ("data.yaml", {**VALID, "reference_solution": [{"goto": "data:text/html,<p>x"}, *SOLUTION]},
+         "reference_solution[0].goto", "is a data: URL"),
+        ("ref.yaml", {**VALID, "reference_solution": [{"goto": "/flights/airport/${top[0].Destination}"}, *SOLUTION]},
+         "reference_solution[0].goto", "${top[0].Destination} refers to nothing extracted before it"),
+        ("no-answer.yaml", {**VALID, "reference_solution": SOLUTION[:2]}, "reference_solution",
+         "it has no `answer` action"),
+        ("perturbed.yaml", {**VALID, "perturbations": {"scope_drift": [{"at": 1, "set": {"selectr": "#x"}}]}},
+         "perturbations.scope_drift", "[1].extract_table.selectr: Extra inputs are not permitted"),
+        ("tools.yaml", {**VALID, "reference_tools": [{"tool": "web_fetch", "args": {"url": "javascript:alert(1)"}},
+                                                     {"tool": "final_answer", "args": {"answer": "x"}}]},
+         "reference_tools[0].args.url", "is a javascript: URL"),
+        ("db-name.yaml", _hybrid("cyber_1"), "db", "'cyber_1' is not a bundled database"),
+        ("db-up.yaml", _hybrid("../outside.sqlite"), "db", "lies outside the task's folder"),
+        ("db-abs.yaml", _hybrid("/etc/passwd.db"), "db", "absolute path"),
+        ("db-text.yaml", _hybrid("notes.db"), "db", "is not a SQLite database"),
+        ("db-gone.yaml", _hybrid("gone.sqlite"), "db", "no such file"),
+    ]
+
+
+def test_validate_rejects_what_run_rejects_and_run_says_the_same(tmp_path):
+    """Each file passed `rig tasks validate` and failed `rig run` (or its first episode); now both refuse it, with the
+    same line naming the file, the field and the reason, and no episode starts."""
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    cases = _runnable_cases(folder)
+    for name, data, field, reason in cases:
+        path = folder / name
+        path.write_text(yaml.safe_dump({**data, "id": data["id"] if name == "other-name.yaml" else path.stem},
+                                       sort_keys=False), encoding="utf-8")
+        res = runner.invoke(app, ["tasks", "validate", str(path)])
+        said = " ".join(res.stderr.split())
+        assert res.exit_code == 1 and f"{path}: {field}: " in said and reason in said, (name, res.output)
+        runs = tmp_path / f"runs-{path.stem}"
+        ran = runner.invoke(app, ["run", "--task", str(path), "--agent", "reference", "--out", str(runs)])
+        assert ran.exit_code == 2 and said.split("invalid ", 1)[1] in " ".join(ran.stderr.split()), (name, ran.output)
+        assert not runs.exists(), f"{name}: an episode started"
+    res = runner.invoke(app, ["tasks", "validate", *(str(folder / n) for n, *_ in cases)])
+    assert res.exit_code == 1 and sum(line.startswith("invalid ") for line in res.stderr.splitlines()) == len(cases)
+
+
+def test_every_bundled_task_validates():
+    from rig.tasks.loader import all_bundled_task_paths
+
+    paths = all_bundled_task_paths()
+    res = runner.invoke(app, ["tasks", "validate", *map(str, paths)])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.count("valid ") == len(paths) >= 30
+
+
+@pytest.mark.parametrize("task_id,reason", [
+    ("a" * 129, "at most 128 characters"), ("con", "device name Windows reserves"),
+    ("lpt1.draft", "device name Windows reserves"), ("trailing.", "ends with '.'"),
+])
+def test_a_task_id_names_a_portable_file(tmp_path, task_id, reason):
+    with pytest.raises(TaskError) as info:
+        load_task(_write(tmp_path, {**VALID, "id": task_id}))
+    assert info.value.field == "id" and reason in info.value.reason

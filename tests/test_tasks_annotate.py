@@ -3,18 +3,26 @@ requirements and reference solution; the annotated task then grades its own refe
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from typer.testing import CliRunner
+from waiting import wait_until_sync
 
 from rig.cli import app
 from rig.episode_dir import EpisodeDir
 from rig.formats.grade import Grade
 from rig.tasks import load_task
 from rig.tasks.loader import BUNDLED_DIR
+
+RIG = Path(sys.executable).parent / "rig"
 
 #: The unannotated task: flights-03 without its gold states, evidence, dependency, solution and perturbations.
 ANNOTATED_FIELDS = ("gold_states", "evidence", "dependency", "reference_solution", "perturbations")
@@ -42,6 +50,33 @@ def demo(sites_url, tmp_path_factory):
     [episode] = [p.parent for p in (root / "demo-runs").rglob("episode.json")]
     assert EpisodeDir(episode).read_episode().status == "ok"
     return root, episode
+
+
+@pytest.fixture(scope="module")
+def interrupted(demo, sites_url):
+    """A demonstration killed mid-run: `rig run` (its own process, with its browser) SIGKILLed while its scripted
+    agent waits, after the first four of flights-03's actions; its episode.json still says `incomplete`."""
+    root, _ = demo
+    script = yaml.safe_load((root / "demo.yaml").read_text(encoding="utf-8"))[:4] + [{"wait_for": "#never-there"}]
+    (root / "killed.yaml").write_text(yaml.safe_dump(script, sort_keys=False), encoding="utf-8")
+    runs = root / "killed-runs"
+    child = subprocess.Popen([str(RIG), "run", "--task", str(root / "flights-03-demo.yaml"), "--agent",
+                              f"scripted:{root / 'killed.yaml'}", "--variant", "constraint", "--sites-url", sites_url,
+                              "--out", str(runs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        def recorded() -> Path | None:  # the start page and the four actions, each a step
+            return next((t.parent for t in runs.rglob("trajectory.jsonl") if len(EpisodeDir(t.parent).steps()) >= 5),
+                        None)
+
+        episode = wait_until_sync(recorded, timeout=120, message="the killed run's five steps")
+        os.killpg(child.pid, signal.SIGKILL)  # the rig, its Playwright driver and Chromium: one session
+        child.wait(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+    assert EpisodeDir(episode).read_episode().status == "incomplete"
+    return episode
 
 
 def _task_copy(demo, name: str) -> Path:
@@ -136,11 +171,11 @@ def test_bad_annotations_name_the_problem_and_leave_the_file_alone(demo):
     ]
     for args, message in cases:
         code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(episode), *args)
-        assert code == 1 and message in err, (args, out, err)
+        assert code == 2 and message in err, (args, out, err)  # bad input
         assert task_file.read_bytes() == original
     code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(task_file.parent),
                           "--state", "months=1")
-    assert code == 1 and "episode.json" in err
+    assert code == 2 and "episode.json" in err
     assert task_file.read_bytes() == original
 
 
@@ -195,3 +230,74 @@ def test_imported_sgr_bench_record_annotated_on_a_live_portal_grades_100(liveweb
     assert sorted(g["variant"] for g in groups) == ["constraint", "goal"]
     for g in groups:
         assert (g["item_f1"], g["row_f1"], g["gold_state_reach"], g["state_anchored_rows"]) == (1.0, 1.0, 1.0, 1.0)
+
+
+def _annotate(task_file: Path, episode: Path, *args: str) -> tuple[int, str, str]:
+    return _cli("tasks", "annotate", str(task_file), "--from-episode", str(episode), *args)
+
+
+def test_an_interrupted_episode_is_refused_and_never_replaces_a_working_solution(demo, interrupted):
+    """The adversarial case: annotating from a killed run used to replace the task's reference solution with the
+    truncated one (no `answer`), and `rig tasks validate` passed the result."""
+    _, episode = demo
+    task_file = _task_copy(demo, "interrupted")
+    first = _reads(episode)[0]
+    code, out, err = _annotate(task_file, episode, "--state", f"cancellations={first}")
+    assert code == 0, out + err
+    working = task_file.read_bytes()
+    solution = load_task(task_file).reference_solution
+    assert solution[-1]["answer"]
+
+    code, out, err = _annotate(task_file, interrupted, "--state", "late=3")
+    assert code == 2 and "ended 'incomplete', not 'ok'" in err and "--allow-unfinished" in err, out + err
+    assert task_file.read_bytes() == working
+    for extra in ([], ["--force"]):  # allowed, its truncated actions are still no reference solution
+        code, out, err = _annotate(task_file, interrupted, "--state", "late=3", "--allow-unfinished", *extra)
+        assert code == 2 and "hold no `answer` action" in err and "--keep-solution" in err, out + err
+        assert task_file.read_bytes() == working
+
+    code, out, err = _annotate(task_file, interrupted, "--state", "late=3", "--allow-unfinished", "--keep-solution")
+    assert code == 0, out + err
+    assert "warning: the episode ended 'incomplete'" in err
+    task = load_task(task_file)
+    assert [s.name for s in task.gold_states] == ["cancellations", "late"] and task.reference_solution == solution
+    assert Path(f"{task_file}.bak").read_bytes() == working  # the file as it was
+    code, out, err = _cli("tasks", "validate", str(task_file))
+    assert code == 0, out + err
+
+
+def test_annotation_replaces_a_state_or_a_solution_only_with_force_and_keeps_a_backup(demo):
+    _, episode = demo
+    task_file = _task_copy(demo, "force")
+    first, last = _reads(episode)
+    code, out, err = _annotate(task_file, episode, "--state", f"results={first}")
+    assert code == 0, out + err
+    assert not Path(f"{task_file}.bak").read_text(encoding="utf-8").count("gold_states")  # the unannotated file
+    annotated = task_file.read_bytes()
+    code, out, err = _annotate(task_file, episode, "--state", f"results={last}", "--keep-solution")
+    assert code == 2 and "already has gold state(s) results" in err and "--force" in err, out + err
+    assert task_file.read_bytes() == annotated
+
+    edited = yaml.safe_load(annotated)
+    edited["reference_solution"] = edited["reference_solution"][1:]  # an author's own solution, unlike the episode's
+    task_file.write_text(yaml.safe_dump(edited, sort_keys=False), encoding="utf-8")
+    mine = task_file.read_bytes()
+    code, out, err = _annotate(task_file, episode, "--state", f"months={last}")
+    assert code == 2 and "already has a reference solution" in err and "--keep-solution keeps it" in err, out + err
+    assert task_file.read_bytes() == mine
+
+    code, out, err = _annotate(task_file, episode, "--state", f"results={last}", "--force")
+    assert code == 0, out + err
+    task = load_task(task_file)
+    assert len(task.gold_states) == 1 and task.gold_states[0].description.startswith(f"as demonstrated at step {last}")
+    assert task.reference_solution == yaml.safe_load(annotated)["reference_solution"]  # the episode's again
+    assert Path(f"{task_file}.bak").read_bytes() == mine
+
+
+def test_validate_rejects_a_reference_solution_without_an_answer(demo, tmp_path):
+    data = yaml.safe_load(_task_copy(demo, "validate").read_text(encoding="utf-8"))
+    data["reference_solution"] = yaml.safe_load((BUNDLED_DIR / "flights-03.yaml").read_text())["reference_solution"][:-1]
+    path = tmp_path / "flights-03-demo.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    code, out, err = _cli("tasks", "validate", str(path))
+    assert code == 1 and f"{path}: reference_solution: it has no `answer` action" in err, out + err

@@ -5,6 +5,7 @@ while the others import."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -134,7 +135,16 @@ def test_unreadable_dataset_file_is_bad_input(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def _databases(folder: Path, *names: str) -> None:
+    """SQLite files named as HybridDeepResearch's databases (LiveSQLBench's), where the imported tasks look for them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        with sqlite3.connect(folder / f"{name}.sqlite") as db:
+            db.execute("CREATE TABLE flows (id INTEGER, reliability REAL)")
+
+
 def test_hybrid_deep_research_records_become_hidden_start_tasks(tmp_path):
+    _databases(tmp_path, "cyber_1", "news", "cross_db")
     code, report, _ = _import("hybrid-deep-research", str(HDR), "--out", str(tmp_path))
     assert code == 1
     assert [(p.line, p.task_id, p.field) for p in report.failed] == [(5, "mixed_007", "hybrid_type")]
@@ -142,7 +152,7 @@ def test_hybrid_deep_research_records_become_hidden_start_tasks(tmp_path):
 
     s2sql = load_task(tmp_path / "s2sql_000.yaml")
     rec = source["s2sql_000"]
-    assert (s2sql.hybrid_type, s2sql.db, s2sql.gold_sql) == ("search_to_sql", "cyber_1", rec["sql"])
+    assert (s2sql.hybrid_type, s2sql.db, s2sql.gold_sql) == ("search_to_sql", "cyber_1.sqlite", rec["sql"])
     assert s2sql.start_hidden and s2sql.start_url is None and s2sql.site is None
     assert s2sql.start_at("http://127.0.0.1:1") == "about:blank"
     assert s2sql.prompts.goal == rec["final_question"]
@@ -171,3 +181,70 @@ def test_an_answer_of_none_matches_a_zero_row_gold(sgr, answer):
     res = CliRunner().invoke(app, ["score", "--gold", str(gold), "--pred", str(pred), "--key", "ID", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout) == {"status": "ok", "item_f1": 1.0, "row_f1": 1.0, "poa": 0.0}
+
+
+def test_a_hybrid_deep_research_database_must_be_a_sqlite_file_in_the_task_folder(tmp_path):
+    """A record's `db` names a database the rig does not bundle: the task needs its SQLite file beside it; a `db` that
+    leads out of the folder, or a file that is no database, is reported (field `db`), the rest imported."""
+    rec = _records(HDR)["sql2s_136"]
+    out = tmp_path / "out"
+    _databases(out, "news")
+    (out / "notes.db").write_text("not a database", encoding="utf-8")
+    (tmp_path / "outside.sqlite").write_bytes((out / "news.sqlite").read_bytes())
+    dbs = ["news", "flights", "cyber_1", "../outside.sqlite", "/etc/passwd", "notes.db"]
+    lines = [json.dumps(dict(rec, id=f"sql2s_{i}", db=db)) for i, db in enumerate(dbs)]
+    (tmp_path / "hdr.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, report, _ = _import("hybrid-deep-research", str(tmp_path / "hdr.jsonl"), "--out", str(out))
+    assert code == 1
+    assert [(t.id, load_task(t.file).db) for t in report.imported] == [("sql2s_0", "news.sqlite"), ("sql2s_1", "flights")]
+    failed = {p.task_id: (p.line, p.field, p.reason) for p in report.failed}
+    assert {k: v[:2] for k, v in failed.items()} == {"sql2s_2": (3, "db"), "sql2s_3": (4, "db"), "sql2s_4": (5, "db"),
+                                                      "sql2s_5": (6, "db")}
+    assert "'cyber_1.sqlite': no such file" in failed["sql2s_2"][2] and "put the SQLite database there" in failed["sql2s_2"][2]
+    assert "outside the task's folder" in failed["sql2s_3"][2] and "absolute path" in failed["sql2s_4"][2]
+    assert "not a SQLite database" in failed["sql2s_5"][2]
+    assert sorted(p.name for p in out.glob("*.yaml")) == ["sql2s_0.yaml", "sql2s_1.yaml"]
+
+
+BAD_IDS = {  # source id -> why no file can be named after it
+    "r" * 300: "at most 128",  # the file name would be too long for the file system
+    "a" * 129: "at most 128",
+    "CON": "device name Windows reserves",
+    "nul.txt": "device name Windows reserves",
+    "../..": "no usable task id",  # nothing is left of it
+    "/\x00/": "no usable task id",
+}
+SAFE_IDS = {"../../etc/passwd": "etc-passwd", "a/b\\c": "a-b-c", "x\x00y": "x-y", "v1.0.": "v1.0"}
+
+
+@pytest.mark.parametrize("dataset", ["sgr-bench", "hybrid-deep-research"])
+def test_record_ids_that_cannot_name_a_file_are_reported_and_the_rest_import(tmp_path, dataset):
+    """An over-long id used to end the import with `OSError: File name too long` and no report; ids that are path
+    separators, `..`, NUL, reserved device names or that collide (in another case) with an earlier record's are
+    reported each with its file, line, id and field, and every other record is written."""
+    ids = [*BAD_IDS, *SAFE_IDS, "Twin_1", "twin_1"]
+    if dataset == "sgr-bench":
+        rec = _records(CONSTRAINT)["reptiles_001"]
+        goal = _records(GOAL)["reptiles_001-g"]
+        files = [tmp_path / "c.jsonl", tmp_path / "g.jsonl"]
+        files[0].write_text("".join(json.dumps(dict(rec, task_id=i)) + "\n" for i in ids), encoding="utf-8")
+        files[1].write_text("".join(json.dumps(dict(goal, task_id=f"{i}-g")) + "\n" for i in ids), encoding="utf-8")
+        field = "task_id"
+    else:
+        _databases(tmp_path / "out", "news")
+        rec = _records(HDR)["sql2s_136"]
+        files = [tmp_path / "hdr.jsonl"]
+        files[0].write_text("".join(json.dumps(dict(rec, id=i)) + "\n" for i in ids), encoding="utf-8")
+        field = "id"
+    code, report, _ = _import(dataset, *map(str, files), "--out", str(tmp_path / "out"))
+    assert code == 1
+    failed = [(Path(p.file).name, p.line, p.task_id, p.field) for p in report.failed]
+    assert failed == [(files[0].name, n, i, field) for n, i in enumerate(ids, 1) if i in BAD_IDS or i == "twin_1"]
+    reasons = {p.task_id: p.reason for p in report.failed}
+    for source_id, why in BAD_IDS.items():
+        assert why in reasons[source_id], (source_id, reasons[source_id])
+    assert "already taken by 'Twin_1'" in reasons["twin_1"]
+    assert sorted(t.id for t in report.imported) == sorted([*SAFE_IDS.values(), "twin_1"])
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.yaml")) == sorted(f"{t}.yaml" for t in [*SAFE_IDS.values(), "twin_1"])
+    res = CliRunner().invoke(app, ["tasks", "validate", *(t.file for t in report.imported)])
+    assert res.exit_code == 0, res.output

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from rig.errors import InputError
-from rig.tools.databases import DATABASES, KB_DIR, bundled_db_path, db_path, kb_path
+import rig.sites
+from rig.sites import bundled_sites
+from rig.tools.databases import bundled_databases, bundled_db_path, database, db_path, kb_path
 from rig.tools.errors import ToolError
 from rig.tools.knowledge import catalog, load_catalog
 from rig.tools.sql import run_sql
@@ -34,7 +36,7 @@ def _source_rows() -> dict[str, dict[str, int]]:
     }
 
 
-@pytest.mark.parametrize("name", sorted(DATABASES))
+@pytest.mark.parametrize("name", sorted(bundled_databases()))
 def test_bundled_database_holds_the_data_packages_rows(name):
     path = db_path(name)
     assert path.is_file() and path == bundled_db_path(name)
@@ -98,9 +100,18 @@ def test_a_task_may_name_its_own_sqlite_file(tmp_path):
         db_path("other.sqlite", task_file)
 
 
-@pytest.mark.parametrize("name", sorted(DATABASES))
+def test_each_database_is_declared_by_its_site_with_its_catalog_beside_it():
+    sites = {s.name: s for s in bundled_sites()}
+    declared = {db.name: site for site in sites.values() for db in site.databases}
+    assert declared == {"flights": sites["flights"], "gapminder": sites["stats"], "eco": sites["eco"]}
+    for name, site in declared.items():
+        db = database(name)
+        assert db.site == site.name and db in site.databases
+        assert kb_path(name) == db.kb == Path(rig.sites.__file__).parent / site.name / f"{name}_kb.jsonl"
+
+
+@pytest.mark.parametrize("name", sorted(bundled_databases()))
 def test_bundled_catalogs_are_well_formed(name):
-    assert kb_path(name) == KB_DIR / f"{name}_kb.jsonl"
     cat = catalog(name)
     assert len(cat.names()) >= 8 and len(set(cat.names())) == len(cat.names())
     ids = {e.id for e in cat.entries}

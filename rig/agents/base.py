@@ -14,7 +14,8 @@ from rig.formats.task import Task
 if TYPE_CHECKING:
     from recorders import Recorder
     from rig.formats.episode import PolitenessRecord
-    from rig.politeness import Politeness
+    from rig.network.guard import NetworkGuard
+    from rig.network.politeness import Politeness
 
 
 @dataclass
@@ -46,9 +47,12 @@ class EpisodeEnv:
     notes: dict[str, object] = field(default_factory=dict)
     #: Where relative URLs of action scripts resolve: a start_url task's start page, else the sites server.
     base_url: str = ""
-    #: A live run's politeness, for the rig's own navigations (`rig.politeness.polite_goto`); None: not live.
+    #: A live run's politeness, for the rig's own navigations (`rig.network.politeness.polite_goto`); None: not live.
     politeness: Politeness | None = None
     politeness_record: PolitenessRecord | None = None
+    #: The context's network guard in live and allow-listed runs (`rig.network.guard`: what its proxy refused and
+    #: why a connection failed); None: unguarded.
+    network_guard: NetworkGuard | None = None
 
     @property
     def script_base(self) -> str:

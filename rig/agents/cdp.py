@@ -20,7 +20,8 @@ from pydantic import ValidationError
 from rig.episode_dir import EpisodeDir
 from rig.errors import InputError
 from rig.formats.answer import Answer
-from rig.formats.answer_text import ParseFailure, parse_table
+from rig.formats.answer_text import ParseFailure
+from rig.tools.answers import AnswerTooLarge, read_answer
 
 
 def announce(cdp_url: str, episode_dir: str | Path, out: TextIO) -> None:
@@ -34,7 +35,7 @@ def submit_text(episode_dir: str | Path, text: str, source: str) -> Path:
 
     Text with no readable table is handed in as a parse failure (the waiting episode ends with status
     `parse_failure`) and the `ParseFailure` is raised. An episode that has ended, or already has an
-    answer, takes none.
+    answer, takes none; nor is an answer over the limits of `rig.tools.answers` taken (InputError).
     """
     ed = _episode_dir(episode_dir)
     if ed.exists():
@@ -43,12 +44,14 @@ def submit_text(episode_dir: str | Path, text: str, source: str) -> Path:
             raise InputError(str(ed.path), None, f"the episode has already ended ({status}); start a new one with `rig run`")
     if ed.has_answer():
         raise InputError(str(ed.path), None, "an answer was already handed in for this episode")
-    ed.write_submitted(text)
     try:
-        answer = parse_table(text, source)
-    except ParseFailure as exc:
-        ed.write_parse_failure(exc)
-        raise
+        answer = read_answer(text, source)  # refused over its limits (rows, cells, bytes) before anything is kept
+    except AnswerTooLarge as exc:
+        raise InputError(source, None, str(exc).removeprefix(f"{source}: ")) from None
+    ed.write_submitted(text)
+    if isinstance(answer, ParseFailure):
+        ed.write_parse_failure(answer)
+        raise answer
     return submit_answer(ed.path, answer)
 
 

@@ -19,25 +19,11 @@ from rig.episode_dir import EpisodeDir, write_atomic
 from rig.errors import AgentError, InputError
 from rig.formats.answer import Answer, Citation
 from rig.formats.answer_text import ParseFailure, parse_table
-from rig.politeness import polite_goto
+from rig.network.failures import failure_reason
+from rig.network.politeness import polite_goto
 
 #: How long the operator waits for one cited page.
 CAPTURE_TIMEOUT_S = 30.0
-#: Chromium's network errors, as a person would say them.
-_NET_ERRORS = {
-    "ERR_NAME_NOT_RESOLVED": "DNS: the host name does not resolve",
-    "ERR_NAME_RESOLUTION_FAILED": "DNS: the host name could not be resolved",
-    "ERR_CONNECTION_REFUSED": "the server refused the connection",
-    "ERR_CONNECTION_RESET": "the server reset the connection",
-    "ERR_CONNECTION_CLOSED": "the server closed the connection",
-    "ERR_CONNECTION_TIMED_OUT": "the connection timed out",
-    "ERR_TIMED_OUT": "the request timed out",
-    "ERR_ADDRESS_UNREACHABLE": "the address is unreachable",
-    "ERR_INTERNET_DISCONNECTED": "no network (is the run --live?)",
-    "ERR_BLOCKED_BY_CLIENT": "blocked by the run's allow-list",
-    "ERR_TOO_MANY_REDIRECTS": "too many redirects",
-    "ERR_ABORTED": "the navigation was aborted (a download, or the page went away)",
-}
 
 
 def _save_prompt(env: EpisodeEnv) -> Path:
@@ -91,19 +77,6 @@ def _redirects(response: Response) -> list[str]:
     return chain
 
 
-def failure_reason(exc: Exception, timeout_s: float) -> str:
-    """Why a cited page could not be loaded, in words (DNS, TLS, refused, timeout, ...)."""
-    if isinstance(exc, PlaywrightTimeout):
-        return f"timed out: no page within {timeout_s:g} s"
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    code = next((w.removeprefix("net::") for w in text.split() if w.startswith("net::ERR_")), None)
-    if code is not None and code.startswith(("ERR_CERT_", "ERR_SSL_")):
-        return f"TLS: {code} (the certificate is not trusted; --ignore-https-errors accepts self-signed ones)"
-    if code in _NET_ERRORS:
-        return f"{_NET_ERRORS[code]} ({code})"
-    return f"the page could not be loaded: {text}"
-
-
 class OperatorAgent:
     """Semi-manual evaluation of a product with no trajectory API: takes its final answer (markdown with
     tables and links), snapshots every cited http(s) page into the episode's archive, and hands the answer in.
@@ -153,7 +126,8 @@ class OperatorAgent:
                                              timeout_ms=self.capture_timeout_s * 1000)
         except (PlaywrightError, PlaywrightTimeout) as exc:  # an unreachable citation is evidence too
             logger.warning("operator: could not capture cited page {}: {}", url, exc)
-            return Capture(failure_reason(exc, self.capture_timeout_s))
+            guard = env.network_guard
+            return Capture(failure_reason(exc, self.capture_timeout_s, guard.failure(target) if guard else None))
         if response is None:  # a same-document navigation (a fragment): the page is what it shows
             return Capture(final_url=env.page.url)
         capture = Capture(status=response.status, final_url=response.url, redirects=_redirects(response))

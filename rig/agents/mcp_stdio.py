@@ -1,8 +1,9 @@
 """`rig mcp-stdio`: the episode's tool server for MCP clients that only start stdio servers.
 
-A stdio MCP server (the `mcp` SDK's low-level `Server`) that forwards `tools/list` and `tools/call` to the episode's
-streamable HTTP endpoint (`--url`, default `$RIG_MCP_URL`, which `rig run --agent cli` sets for its command). Every
-call is still recorded by the episode's server; this process only relays.
+A stdio MCP server (the `mcp` SDK's low-level `Server`) listing the registry's tools (`rig.agents.mcp_tools`, as the
+episode's server lists them) and forwarding every `tools/call` to the episode's streamable HTTP endpoint (`--url`,
+default `$RIG_MCP_URL`, which `rig run --agent cli` sets for its command). Every call is recorded by the episode's
+server; this process only relays.
 
     {"mcpServers": {"rig": {"command": "rig", "args": ["mcp-stdio"]}}}
 """
@@ -18,6 +19,7 @@ from mcp.client import Client
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
+from rig.agents.mcp_tools import mcp_tools
 from rig.errors import InputError
 
 
@@ -35,8 +37,8 @@ async def relay(url: str) -> None:
     """Serve MCP on stdin/stdout, forwarding every tool request to `url`, until stdin closes."""
     async with Client(url) as upstream:
 
-        async def list_tools(_ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-            return await upstream.list_tools(cursor=params.cursor if params else None)
+        async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+            return types.ListToolsResult(tools=mcp_tools())
 
         async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
             return await upstream.call_tool(params.name, params.arguments or {})

@@ -22,7 +22,7 @@ from rig.agents.scripted import ScriptRunner
 from rig.errors import AgentError, InputError
 from rig.formats.actions import parse_actions
 from rig.formats.answer import Answer, Citation
-from rig.formats.task import FailureKind, Perturbation, Task
+from rig.formats.task import FailureKind, Task, apply_edits
 
 KINDS: tuple[str, ...] = get_args(FailureKind)
 _FIRST_ROW = re.compile(r"\$\{(\w+)\[0\]\.")
@@ -50,20 +50,6 @@ def perturb_script(task: Task, kind: str) -> list[dict[str, Any]]:
     if kind in ("scope_drift", "criterion_mismatch"):
         raise InputError(task.id, f"perturbations.{kind}", "this kind needs a task-specific edit in the task file")
     return script
-
-
-def apply_edits(script: list[dict[str, Any]], edits: list[Perturbation]) -> list[dict[str, Any]]:
-    """Apply perturbation edits (set arguments, drop actions) to a script."""
-    dropped = {e.at for e in edits if e.drop}
-    for e in edits:
-        if e.set is None:
-            continue
-        verb = next(iter(script[e.at]))
-        if isinstance(e.set, str) or not isinstance(script[e.at][verb], dict):
-            script[e.at][verb] = e.set
-        else:
-            script[e.at][verb] = {**script[e.at][verb], **e.set}
-    return [a for i, a in enumerate(script) if i not in dropped]
 
 
 def _shift_refs(action: dict[str, Any]) -> dict[str, Any]:

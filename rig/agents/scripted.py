@@ -19,14 +19,13 @@ from pydantic import BaseModel
 
 from replay.perform import perform
 from rig.errors import AgentError, BrowserCrashed
-from rig.formats.actions import verb_of
+from rig.formats.actions import VARIABLE, verb_of
 from rig.formats.answer import Answer, Citation
 from rig.formats.records import SubmittedRecord
 
 #: Verbs the runner does itself (reading the page, composing the answer); every other verb is a trajectory action
 #: performed by `replay.perform`, the executor re-driving uses too.
 _OWN = ("extract_table", "extract_text", "answer")
-_VAR = re.compile(r"\$\{(\w+)(?:\[(\d+)\]\.([^}]+))?\}")
 
 _TABLE_JS = """t => {
   const text = c => (c.innerText || '').replace(/\\s+/g, ' ').trim();
@@ -136,7 +135,7 @@ class ScriptRunner:
                 raise AgentError(f"${{{name}[{i}]}}: the table has only {len(val.rows)} rows")
             return val.rows[i][val.column(col)]
 
-        return _VAR.sub(repl, text)
+        return VARIABLE.sub(repl, text)
 
     async def _do_extract_table(self, a: Any) -> None:
         loc = self.page.locator(a.selector)

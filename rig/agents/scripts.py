@@ -25,6 +25,10 @@ class ReferenceAgent:
         if not task.reference_solution and not task.reference_tools:
             raise InputError(task.source or task.id, "reference_solution",
                              "the task has no reference solution (nor reference_tools) for the reference agent")
+        if task.reference_tools:
+            from rig.tools.registry import check_reference_tools
+
+            check_reference_tools(task)
 
     async def run(self, env: EpisodeEnv) -> Answer | None:
         """Run the reference solution with the recorder watching each action (or each tool call)."""

@@ -21,6 +21,7 @@ from playwright.async_api import Page
 
 from recorders import Recorder
 from rig.errors import AgentError, InfraError
+from rig.tools.tool import cut_to_bytes
 
 #: Tools that load pages in the fetch tab (their steps are that tab's).
 FETCH_TOOLS = ("web_fetch", "pdf_read")
@@ -28,6 +29,8 @@ FETCH_TOOLS = ("web_fetch", "pdf_read")
 ELEMENT_TOOLS = ("browser_click", "browser_type", "browser_select_option")
 #: Longest text of one argument kept in a step (a long SQL query or answer is cut there; its result is not).
 MAX_ARG_CHARS = 20_000
+#: Longest error message handed back (a result's own cap is declared with its tool, rig.tools.registry).
+MAX_ERROR_BYTES = 8 * 1024
 
 
 @dataclass
@@ -86,7 +89,8 @@ class ToolCalls:
                 except Exception as exc:  # noqa: BLE001 - an unexpected failure of the tool: told to the agent, logged
                     logger.opt(exception=exc).warning("tool {} failed unexpectedly", tool)
                     error = f"{tool} failed: {type(exc).__name__}: {exc}"
-                shown = text if ok else error or ""
+                shown = text if ok else cut_to_bytes(error or "", MAX_ERROR_BYTES, "the rest of the message is cut")
+                error = None if ok else shown
                 result.update(ok=ok, digest=digest(shown), chars=len(shown), error=error)
             last = self.recorder.last_step
             step = last.step if last is not None else None

@@ -11,7 +11,11 @@
 | `episode` | `episode.json` |
 | `grade` | `grade.json` |
 | `summary` | `summary.json` |
+| `compare` | `rig compare --json` |
+| `leaderboard` | `rig export --leaderboard` files |
+| `vocabulary` | shared vocabularies: failure categories, column-name and text normal forms |
 | `audit` | `audit.json` |
+| `qa` | `qa.json` and `rig qa --json`: replay fidelity per page |
 | `schemas` | JSON Schemas of all of them, generated into `docs/schemas/` |
 
 Formats import nothing of grading, agents, runner or browsers: they are the bottom layer of `rig`.

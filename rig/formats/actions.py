@@ -8,6 +8,7 @@ dependency: a value read in one state decides the next filter.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -24,6 +25,10 @@ from pydantic import (
 
 from rig.errors import ScriptError
 from rig.formats.files import read_limited
+
+#: A reference to an extracted value in a string: `${name}` (text) or `${name[i].Column}` (a table's cell); groups:
+#: the name, the row index and the column (None for text).
+VARIABLE = re.compile(r"\$\{(\w+)(?:\[(\d+)\]\.([^}]+))?\}")
 
 
 class _Args(BaseModel):

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from recorders.models import RecordingTime
 from rig import __version__
 
-Status = Literal["incomplete", "ok", "timeout", "agent_error", "infra_error", "parse_failure"]
+Status = Literal["incomplete", "ok", "timeout", "agent_error", "infra_error", "parse_failure", "site_unreachable"]
 
 
 class Versions(BaseModel):
@@ -24,7 +24,7 @@ class Versions(BaseModel):
 
 
 class PolitenessRecord(BaseModel):
-    """What a live run's politeness did in one episode (rig.politeness): the limits it kept and how often it
+    """What a live run's politeness did in one episode (rig.network.politeness): the limits it kept and how often it
     held requests back or backed off."""
 
     rate_per_host: float = Field(description="requests a second each host was sent at most (0: no rate limit)")
@@ -32,6 +32,8 @@ class PolitenessRecord(BaseModel):
     max_per_host: int = Field(description="requests in flight to one host at most (0: no cap)")
     user_agent: str | None = Field(default=None, description="the user agent the browser sent (the rig's suffix added)")
     requests: int = Field(default=0, description="http(s) requests that went through the gate")
+    redirect_hops: int = Field(default=0, description="of those, redirect hops: accounted against their host (a token, "
+                                                      "a slot) as the browser sent them, never held back")
     delayed: int = Field(default=0, description="requests held back by the rate limit, the cap or a backoff")
     waited_s: float = Field(default=0.0, description="seconds those requests were held back, in total")
     max_in_flight: dict[str, int] = Field(default_factory=dict, description="host -> most requests in flight at once")
@@ -41,9 +43,22 @@ class PolitenessRecord(BaseModel):
                                                 "again after a 429/503")
 
 
+class BlockedRequest(BaseModel):
+    """One request the run's network rules refused (rig.network): where it went, how it got there, and why."""
+
+    url: str = Field(description="the refused URL (redacted)")
+    chain: list[str] = Field(default_factory=list, description="how the browser got there, first URL first, the refused "
+                             "one last: the page a navigation left, then every hop of its redirect chain (HTTP 3xx)")
+    reason: str = Field(description="why it was refused (not on the allow-list, loopback closed to live runs, ...)")
+    by: Literal["browser", "proxy"] = Field(description="browser: aborted by the context's routes before it left the "
+                                            "browser; proxy: refused by the context's proxy (a redirect hop, or a "
+                                            "request the routes never saw), never connected")
+
+
 class Episode(BaseModel):
     """`episode.json`. Written with status `incomplete` when an episode starts, rewritten when it ends;
-    an episode killed mid-way stays `incomplete`. `infra_error` is never scored as the agent's zero."""
+    an episode killed mid-way stays `incomplete`. `infra_error` is never scored as the agent's zero;
+    `site_unreachable` (a live start page that did not load within the budget) is scored as a failure of the task."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -56,6 +71,8 @@ class Episode(BaseModel):
     trial: int = 0
     prompt: str | None = None
     start_url: str | None = None
+    sites_url: str | None = Field(default=None, description="where the rig served its bundled sites for the task "
+                                  "(its sites server): `rig freeze` moves that origin onto the frozen one")
     versions: Versions = Field(default_factory=Versions)
     started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     ended_at: datetime | None = None
@@ -71,8 +88,13 @@ class Episode(BaseModel):
     frozen: str | None = Field(default=None, description="the site snapshots a frozen run was answered from")
     replay_misses: int | None = Field(default=None, description="requests a frozen snapshot could not answer (404)")
     allowed_hosts: list[str] | None = Field(default=None, description="the host allow-list of a live run, if any")
-    blocked_requests: int | None = Field(default=None, description="requests aborted by the allow-list")
+    blocked_requests: int | None = Field(default=None, description="requests refused by the run's network rules (the "
+                                         "allow-list, loopback closed to live runs), redirect hops included")
     blocked_urls: list[str] | None = Field(default=None, description="the first blocked URLs (redacted)")
+    blocked: list[BlockedRequest] | None = Field(default=None, description="the first blocked requests, each with its "
+                                                 "redirect chain and the reason")
+    refused_connections: int | None = Field(default=None, description="connections the context's proxy refused, "
+                                            "those the browser reported no request for (a preconnect, a favicon) too")
     dialogs: list[dict[str, Any]] = Field(default_factory=list, description="alert/confirm/prompt dialogs (first 20)")
     dialog_count: int = 0
     tabs: list[dict[str, Any]] = Field(default_factory=list, description="popups and new tabs, with their opener")

@@ -10,10 +10,14 @@ from pydantic import BaseModel, Field
 
 from rig import __version__
 from rig.formats.episode import Status
-from rig.formats.records import RecordVerdict, RollupScores
-from rig.formats.task import FailureKind, HybridType
+from rig.formats.records import RECORD_METRICS, RecordVerdict, RollupScores
+from rig.formats.task import FailureKind, HybridType, StateConstraint
 
-GRADER_VERSION = "1.1.0"
+GRADER_VERSION = "1.2.0"
+#: The current shape of grade.json. Format 1 (grader versions before 1.2.0) lacks the per-step marks, the highlight
+#: spans, the extra rows' cells and the task revision: `rig grade` regrades such files (their grader version is
+#: older), and the report asks for that instead of showing less.
+GRADE_FORMAT = "sgr-rig/grade/2"
 #: Statuses that are never scored (not even as zero): the rig failed, or the episode never finished.
 UNSCORED: tuple[str, ...] = ("infra_error", "incomplete")
 
@@ -48,6 +52,8 @@ class ExtraRow(BaseModel):
     pred_index: int
     key: list[str | None]
     reason: Reason
+    cells: list[str | None] = Field(default_factory=list, description="the row's cells under the gold columns, as "
+                                    "written (null: the row has no such column or cell)")
 
 
 class TableScore(BaseModel):
@@ -89,14 +95,35 @@ class Violation(BaseModel):
 
 
 class StateReach(BaseModel):
-    """Whether and where one gold state was reached (WebCanvas-style key-state completion)."""
+    """Whether and where one gold state was reached (WebCanvas-style key-state completion), with the state's
+    definition as the task gave it."""
 
     name: str
+    description: str = ""
+    constraints: list[StateConstraint] = Field(default_factory=list, description="the gold state's constraints, in the "
+                                               "task's order (the order of `StepMarks.holds`)")
     reached: bool
     step: int | None = Field(default=None, description="first step where every constraint held")
     steps_held: int = Field(default=0, description="number of steps at which the state held")
     closest_step: int | None = Field(default=None, description="if never reached: the step satisfying most constraints")
     unmet: list[Violation] = Field(default_factory=list, description="constraints unmet at closest_step")
+
+
+class StepMarks(BaseModel):
+    """Which constraints of each gold state hold at one step."""
+
+    step: int
+    holds: dict[str, list[bool]] = Field(description="gold state -> for each of its constraints (in order), whether it "
+                                         "holds in the step's state")
+
+
+class Highlight(BaseModel):
+    """Where an excerpt shows in the text captured at one step: character spans [start, end) of that text as the
+    archive holds it (the report marks them)."""
+
+    step: int
+    spans: list[tuple[int, int]] = Field(default_factory=list, description="empty: the excerpt matched (after "
+                                         "normalisation) but could not be placed character by character")
 
 
 class RowProvenance(BaseModel):
@@ -146,6 +173,7 @@ class ExcerptCheck(BaseModel):
     match: str | None = Field(description="exact or normalised (faithful); casefold or fuzzy (a near miss); null: absent")
     ratio: float | None = Field(default=None, description="rapidfuzz partial ratio of a fuzzy near miss")
     step: int | None = Field(default=None, description="a step whose captured text holds the excerpt (null: a response body)")
+    highlight: Highlight | None = Field(default=None, description="where the excerpt shows in that step's text")
 
 
 class RecordCheck(BaseModel):
@@ -184,6 +212,7 @@ class CitationCheck(BaseModel):
     state_anchored: bool | None = Field(default=None, description="whether `step` satisfies an answer state (whole-answer "
                                                                   "citations: any gold state); null without a task")
     supports_row: bool | None = Field(default=None, description="whether the excerpt holds every value of the cited row")
+    highlight: Highlight | None = Field(default=None, description="where the excerpt shows in the text of `step`")
 
 
 class EvidenceCheck(BaseModel):
@@ -236,12 +265,16 @@ class HybridCheck(BaseModel):
 class Grade(BaseModel):
     """`grade.json`: everything the grader concluded about one episode."""
 
-    format: Literal["sgr-rig/grade/1"] = "sgr-rig/grade/1"
+    format: Literal["sgr-rig/grade/1", "sgr-rig/grade/2"] = GRADE_FORMAT
     grader_version: str = GRADER_VERSION
     rig_version: str = __version__
     episode: str = Field(description="the episode directory as given to the grader")
     task_id: str | None = None
     task_sha256: str | None = Field(default=None, description="SHA-256 of the task file the episode was graded against")
+    task_revision: str | None = Field(default=None, description="the task's revision it was graded against: its "
+                                      "`revision`, else a digest of its gold and grading rules")
+    run_revision: str | None = Field(default=None, description="the task revision episode.json recorded at run time "
+                                     "(null: not recorded)")
     family: str | None = None
     site: str | None = None
     variant: str | None = None
@@ -249,6 +282,10 @@ class Grade(BaseModel):
     model: str | None = None
     trial: int = 0
     injected_fault: str | None = Field(default=None, description="copied from episode.json (perturbed agents)")
+    versions: dict[str, str | None] = Field(default_factory=dict, description="copied from episode.json: the software "
+                                            "the episode ran with")
+    usage: dict[str, Any] | None = Field(default=None, description="copied from episode.json when it records one: "
+                                         "tokens, cost, calls (unknown: null, never 0)")
     status: Status
     scored: bool = Field(description="false for infra_error/incomplete episodes and episodes without a task: "
                                      "never scored as zero, excluded from means")
@@ -266,6 +303,8 @@ class Grade(BaseModel):
                                                       "reach, answer states, state-anchored rows, evidence) are not "
                                                       "annotated: null, never 0")
     gold_states: list[StateReach] = Field(default_factory=list)
+    step_marks: list[StepMarks] = Field(default_factory=list, description="per step, which constraints of each gold "
+                                        "state hold there")
     answer_states: list[str] = Field(default_factory=list)
     evidence: list[EvidenceCheck] = Field(default_factory=list)
     rows: list[RowProvenance] = Field(default_factory=list, description="provenance of each answer row")
@@ -293,3 +332,39 @@ class Grade(BaseModel):
     def agent_label(self) -> str:
         """The agent as a summary tells agents apart: its name, and the model it drove (`browser-use (gpt-4.1)`)."""
         return f"{self.agent} ({self.model})" if self.model else self.agent
+
+    @property
+    def revision(self) -> str | None:
+        """The task revision this episode stands for: the one it ran against when episode.json says, else the one it
+        was graded against."""
+        return self.run_revision or self.task_revision
+
+    @property
+    def outdated(self) -> bool:
+        """Whether this grade.json is of an older format, lacking what the report shows (regrade it)."""
+        return self.format != GRADE_FORMAT
+
+    def metric_values(self) -> dict[str, tuple[float, float]]:
+        """What this episode adds to each mean a summary takes: metric -> (numerator, denominator). `infra_rate` counts
+        for every episode; the rest only for a scored one, and only where they apply (no answer table: no Item-F1;
+        no gold states: no state metrics, never 0)."""
+        out = {"infra_rate": (float(self.status in UNSCORED), 1.0)}
+        if not self.scored:
+            return out
+        out["passed"] = (float(bool(self.passed)), 1.0)
+        if self.scores is not None:
+            out |= {m: (getattr(self.scores, m), 1.0) for m in ("item_f1", "row_f1", "poa")}
+        if self.record_scores is not None:
+            out |= {f"record_{m}": (getattr(self.record_scores, m), 1.0) for m in RECORD_METRICS}
+        if self.gold_states:
+            out["gold_state_reach"] = (sum(r.reached for r in self.gold_states) / len(self.gold_states), 1.0)
+            out["answer_state_reach"] = (float(any(r.reached for r in self.gold_states if r.name in self.answer_states)),
+                                         1.0)
+            out["unrecovered_drift"] = (float(any(not d.recovered for d in self.drift)), 1.0)
+        if self.annotated and self.rows:  # rows of tasks without gold states anchor nothing
+            out["state_anchored_rows"] = (float(sum(p.state_anchored for p in self.rows)), float(len(self.rows)))
+        if self.site_found is not None:
+            out["site_found"] = (float(self.site_found), 1.0)
+            if self.site_found and self.site_found_step is not None:
+                out["site_found_step"] = (float(self.site_found_step), 1.0)
+        return out

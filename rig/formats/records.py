@@ -151,3 +151,7 @@ class RollupScores(_Model):
     hard_precision: float
     hard_recall: float
     hard_f1: float
+
+
+#: The rolled-up record metrics, in the order tables show them.
+RECORD_METRICS: tuple[str, ...] = tuple(RollupScores.model_fields)

@@ -16,11 +16,14 @@ from rig.formats.actions import ActionScript
 from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailureRecord
 from rig.formats.audit import Audit
+from rig.formats.compare import Comparison
 from rig.formats.drift import DriftReport
 from rig.formats.episode import Episode
 from rig.formats.grade import Grade
 from rig.formats.knowledge import KnowledgeEntry
 from rig.formats.imports import ImportReport
+from rig.formats.leaderboard import Leaderboard
+from rig.formats.qa import QaReport
 from rig.formats.summary import Summary
 from rig.formats.task import Task
 
@@ -45,6 +48,9 @@ def schemas() -> dict[str, dict[str, Any]]:
         "snapshot-manifest.schema.json": TypeAdapter(Manifest).json_schema(),
         "replay-report.schema.json": TypeAdapter(ReplayReport).json_schema(),
         "drift-report.schema.json": DriftReport.model_json_schema(),
+        "compare.schema.json": Comparison.model_json_schema(),
+        "leaderboard.schema.json": Leaderboard.model_json_schema(),
+        "qa-report.schema.json": QaReport.model_json_schema(),
     }
     for name, schema in out.items():
         schema.setdefault("$schema", "https://json-schema.org/draft/2020-12/schema")

@@ -5,8 +5,12 @@ Cross-field checks raise ``ValueError("<field>: <reason>")``; the loader reports
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
 import re
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -25,6 +29,25 @@ from rig.formats.records import URL, KeyHierarchy
 DimensionTag = Literal["scope", "criterion", "view"]
 HybridType = Literal["search_to_sql", "sql_to_search", "parallel"]
 Op = Literal["eq", "ne", "in", "contains", "gte", "lte", "prefix"]
+#: A task id names its file (`<id>.yaml`) and a directory of every run: one portable file name, at most this long.
+MAX_ID_LENGTH = 128
+#: Names Windows reserves for devices, with any extension (`con.yaml`, `nul.x.yaml`): no file can carry them there.
+RESERVED_NAMES = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
+                            *(f"lpt{i}" for i in range(10))})
+_ID = r"^[a-z0-9][a-z0-9_.-]*$"
+
+
+def id_problem(task_id: str) -> str | None:
+    """Why `task_id` cannot be a task id (it names the file `<id>.yaml` and a directory of every run), or None."""
+    if len(task_id) > MAX_ID_LENGTH:
+        return f"it is {len(task_id)} characters long; a task id has at most {MAX_ID_LENGTH}"
+    if not re.fullmatch(_ID, task_id):
+        return "a task id is lower-case letters, digits, '_', '.' and '-', starting with a letter or digit"
+    if task_id.split(".")[0] in RESERVED_NAMES:
+        return f"{task_id!r} is a device name Windows reserves: no file can be called {task_id}.yaml there"
+    if task_id.endswith("."):
+        return f"{task_id!r} ends with '.', which Windows drops from file names (two ids would name one file)"
+    return None
 
 
 class _Model(BaseModel):
@@ -87,6 +110,21 @@ class Perturbation(_Model):
         default=None, description="new arguments, merged into the action's (a string replaces a string argument)"
     )
     drop: bool = Field(default=False, description="skip this action")
+
+
+def apply_edits(script: list[dict[str, Any]], edits: list[Perturbation]) -> list[dict[str, Any]]:
+    """A copy of `script` with perturbation edits applied (set arguments, drop actions)."""
+    script = copy.deepcopy(script)
+    dropped = {e.at for e in edits if e.drop}
+    for e in edits:
+        if e.set is None:
+            continue
+        verb = next(iter(script[e.at]))
+        if isinstance(e.set, str) or not isinstance(script[e.at][verb], dict):
+            script[e.at][verb] = e.set
+        else:
+            script[e.at][verb] = {**script[e.at][verb], **e.set}
+    return [a for i, a in enumerate(script) if i not in dropped]
 
 
 class EvidenceRequirement(_Model):
@@ -152,10 +190,8 @@ class RecordsSpec(_Model):
         return [f for f in self.facts if f == "answer" or f in axes] if self.facts is not None else [*axes, "answer"]
 
 
-#: The tool server's tool names (HybridDeepResearch's contract); browser tools are named `browser_*` as Playwright's
-#: MCP server names them.
-TOOL_NAMES = ("web_search", "web_fetch", "pdf_read", "run_sql", "get_all_external_knowledge_names",
-              "get_knowledge_definition", "get_all_knowledge_definitions", "final_answer")
+#: A tool name's shape (which tools exist, and their arguments, is the tool registry's: rig.tools.registry).
+_TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class ToolCall(_Model):
@@ -168,15 +204,16 @@ class ToolCall(_Model):
     @field_validator("tool")
     @classmethod
     def _known_tool(cls, v: str) -> str:
-        if v not in TOOL_NAMES and not re.fullmatch(r"browser_[a-z_]+", v):
-            raise ValueError(f"unknown tool {v!r}; tools are {', '.join(TOOL_NAMES)} and browser_* tools")
+        if not _TOOL_NAME.match(v):
+            raise ValueError(f"{v!r} is not a tool name (lower-case letters, digits and '_', e.g. run_sql)")
         return v
 
 
 class Task(_Model):
     """One SGR task: prompts, output schema, gold answer, gold retrieval states and a reference solution."""
 
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    id: str = Field(pattern=_ID, max_length=MAX_ID_LENGTH,
+                    description="lower-case letters, digits, `_`, `.`, `-`; the task file's name without `.yaml`")
     family: str = Field(description="source family, e.g. 'official statistics'")
     site: str | None = Field(default=None, description="bundled site name, e.g. 'flights' (with `start_path`)")
     start_path: str | None = Field(default=None,
@@ -206,6 +243,9 @@ class Task(_Model):
     reference_solution: list[dict[str, Any]] = Field(default_factory=list,
                                                      description="an action script (empty: none is known)")
     data_version: str = Field(default="", description="the data package and version the gold comes from")
+    revision: str | None = Field(default=None, description="the task's revision (e.g. `2`, a date): grades record the "
+                                 "revision they were graded against and `rig grade` never mixes two in one summary row "
+                                 "(null: a digest of the gold and grading rules stands for it, `grading_revision`)")
     perturbations: dict[FailureKind, list[Perturbation]] = Field(
         default_factory=dict,
         description="task-specific fault injections; kinds left out use the generic ones (rig.agents.perturbed)",
@@ -217,6 +257,14 @@ class Task(_Model):
                                             description="a tool-call script solving the task through the tool server "
                                                         "(`mcp` agent), ending in `final_answer` (empty: none is known)")
     meta: dict[str, Any] = Field(default_factory=dict, description="fields kept verbatim from an imported dataset")
+
+    @field_validator("id")
+    @classmethod
+    def _portable_id(cls, v: str) -> str:
+        problem = id_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
 
     @field_validator("reference_solution")
     @classmethod
@@ -271,6 +319,16 @@ class Task(_Model):
             scheme, _, rest = self.start_url.partition("://")
             if scheme.lower() not in ("http", "https") or not rest or rest.startswith("/"):
                 raise ValueError(f"start_url: {self.start_url!r} is not an absolute http(s) URL")
+            if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in self.start_url):
+                raise ValueError(f"start_url: {self.start_url!r} holds white space or a control character")
+            parts = urlsplit(self.start_url)
+            try:
+                parts.port
+            except ValueError:
+                raise ValueError(f"start_url: {self.start_url!r}: the port is not a number from 1 to 65535") from None
+            if not parts.hostname or parts.port == 0:
+                what = "names no host" if not parts.hostname else "has port 0"
+                raise ValueError(f"start_url: {self.start_url!r} {what}")
             return
         if self.site is None and self.start_path is None and self.start_hidden:
             return  # agents start on a blank page and must find the site (a discovery or tool-only task)
@@ -279,6 +337,18 @@ class Task(_Model):
             raise ValueError(f"{missing}: a task starts at `start_url`, or at `site` + `start_path` on a bundled site")
         if not self.start_path.startswith(f"/{self.site}/"):
             raise ValueError(f"start_path: {self.start_path!r} must lie under the site's root /{self.site}/")
+
+    @property
+    def grading_revision(self) -> str:
+        """`revision`, else `sha256:` and 16 hex digits of what grading compares against: the output's columns and key,
+        the gold rows, the canonicalisation, gold states, evidence requirements, records, and a hybrid task's type,
+        database and gold SQL (editing any of them makes another revision; the prompts do not count)."""
+        if self.revision:
+            return self.revision
+        rules = self.model_dump(mode="json", include={"output": {"columns": True, "key": True}, "gold": True,
+                                                      "canonicalize": True, "gold_states": True, "evidence": True,
+                                                      "records": True, "hybrid_type": True, "db": True, "gold_sql": True})
+        return "sha256:" + hashlib.sha256(json.dumps(rules, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
     def annotated(self) -> bool:

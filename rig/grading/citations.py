@@ -21,6 +21,7 @@ from rig.formats.answer import Answer
 from rig.formats.grade import CitationCheck
 from rig.formats.task import Task
 from rig.grading.evidence import CellForms, EpisodeTexts, Evidence, PageText
+from rig.grading.spans import highlight
 from rig.grading.states import EpisodeStates
 from rig.grading.urls import displaying, same_page
 from rig.tasks import task_of
@@ -67,6 +68,7 @@ def _on_steps(check: CitationCheck, excerpt: str, tiers: list[list[int]], steps:
     i, name = anchored[0] if anchored else (hits[0], None)
     check.verified, check.match, check.step, check.state = True, best, steps[i].step, steps[i].state
     check.steps, check.gold_state = [steps[j].step for j in hits], name
+    check.highlight = highlight(steps[i].step, texts.at(steps[i].step).raw, excerpt)
     judged = states is not None and bool(states.order)  # a task without gold states is not annotated: null
     check.state_anchored = bool(anchored) if judged else None
     check.reason = f"excerpt found ({best}) at step {steps[i].step}" + (

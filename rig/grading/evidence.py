@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -21,14 +20,11 @@ from loguru import logger
 
 from recorders.models import Step
 from replay.index import ArchiveIndex
+from rig.episode_dir import step_texts
 from rig.formats.canonical import Canonicalizer
+from rig.formats.vocabulary import norm
 
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml")
-
-
-def norm(text: str) -> str:
-    """NFKC with whitespace collapsed to single spaces and trimmed (the contract's comparison form)."""
-    return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
 @lru_cache(maxsize=4096)
@@ -214,17 +210,8 @@ class Evidence:
         """Index an archive's text records by step and its exchanges by URL."""
         for problem in archive.errors:
             logger.warning(problem)
-        by_step = {n: archive.texts[rid] for n, rid in archive.text_ids.items() if rid in archive.texts}
-        texts = EpisodeTexts()
-        for s in steps:
-            rid = s.snapshot.warc_record_id if s.snapshot else None
-            text = archive.texts.get(rid) if rid else None
-            if text is None:
-                text = by_step.get(s.step)
-            if text is None:
-                texts.missing.append(s.step)
-                continue
-            texts.by_step[s.step] = page_text(text)
+        found = step_texts(archive, steps)
+        texts = EpisodeTexts({n: page_text(t) for n, t in found.items()}, [s.step for s in steps if s.step not in found])
         exchanges = list(archive.all())
         responses = [(x.url, x.response.content_type.lower(), x.response.body) for x in exchanges
                      if x.response is not None and x.response.content_type.lower().startswith(_TEXT_TYPES)]

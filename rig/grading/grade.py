@@ -6,10 +6,14 @@ archive is read once and every check works on that one `Evidence`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
 
 from rig.episode_dir import EpisodeDir
 from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailure
+from rig.formats.episode import Episode
 from rig.formats.grade import UNSCORED, EvidenceCheck, Grade
 from rig.formats.task import Task
 from rig.grading.citations import check_citations
@@ -34,6 +38,20 @@ def _evidence(task: Task, es: EpisodeStates) -> list[EvidenceCheck]:
     return out
 
 
+def run_revision(episode: Episode) -> str | None:
+    """The task revision episode.json recorded when the episode ran (`task_revision`, or `revision`), if any."""
+    value = getattr(episode, "task_revision", None) or getattr(episode, "revision", None)
+    return str(value) if value is not None else None
+
+
+def run_usage(episode: Episode) -> dict[str, Any] | None:
+    """episode.json's `usage` (tokens, cost, calls) as a plain mapping, if it records one."""
+    usage = getattr(episode, "usage", None)
+    if isinstance(usage, BaseModel):
+        return usage.model_dump(mode="json")
+    return dict(usage) if isinstance(usage, dict) else None
+
+
 def grade_episode(episode_dir: str | Path | EpisodeDir, task: Task | None = None, *,
                   reference: EpisodeDir | None = None, task_file: Path | None = None,
                   judge: Judge | None = None) -> Grade:
@@ -53,12 +71,14 @@ def grade_episode(episode_dir: str | Path | EpisodeDir, task: Task | None = None
             task_file = found[1]
     grade = Grade(episode=str(ed.path), task_id=episode.task_id, variant=episode.variant, agent=episode.agent,
                   model=episode.model, trial=episode.trial, injected_fault=episode.injected_fault, status=episode.status,
-                  scored=False, error=episode.error)
+                  scored=False, error=episode.error, versions=episode.versions.model_dump(), usage=run_usage(episode),
+                  run_revision=run_revision(episode))
     if task is None:
         grade.error = grade.error or "no task: only graded episodes of a task are scored"
         return grade
     grade.task_id, grade.family, grade.site = task.id, task.family, task.site
     grade.task_sha256 = task_sha256(task_file) if task_file else None
+    grade.task_revision = task.grading_revision
     if episode.status in UNSCORED:
         return grade
     grade.incomplete_evidence = ed.evidence_gaps()
@@ -100,6 +120,7 @@ def grade_episode(episode_dir: str | Path | EpisodeDir, task: Task | None = None
     es = EpisodeStates(task, steps, texts, answer)
     grade.annotated = task.annotated
     grade.gold_states, grade.answer_states, grade.evidence = es.reach(), es.answer_names, _evidence(task, es)
+    grade.step_marks = es.marks()
     grade.rows = es.provenance()
     if grade.rows and task.annotated:  # not annotated: null, never 0
         grade.state_anchored_rows = sum(p.state_anchored for p in grade.rows) / len(grade.rows)

@@ -144,7 +144,7 @@ def execution_match(task: Task, answer: Answer | None, steps: list[Step], task_f
                         gold_rows=len(gold.rows))
     matched, reason, columns = compare_results(gold.columns, gold.rows, pred.columns, pred.rows)
     if matched and (gold.truncated or pred.truncated):
-        reason += f"; only the first {MAX_ROWS} rows were compared"
+        reason += f"; only the first {len(pred.rows)} rows were compared"
     return SqlMatch(source=source, step=step, sql=sql, matched=matched, reason=reason, gold_rows=len(gold.rows),
                     pred_rows=len(pred.rows), columns=columns)
 

@@ -33,11 +33,10 @@ from rig.formats.grade import (
     Violation,
 )
 from rig.formats.task import FailureKind
-from rig.grading.evidence import norm
+from rig.formats.vocabulary import CATEGORIES, norm
 from rig.grading.states import EpisodeStates
 
-CATEGORIES: tuple[FailureKind, ...] = ("scope_drift", "criterion_mismatch", "intent_rewriting", "page_misreading",
-                                       "retrieval_dependency", "answer_composition")
+__all__ = ["CATEGORIES", "Label", "is_perfect", "label_episode"]
 
 
 class Label(BaseModel):

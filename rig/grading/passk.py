@@ -1,4 +1,5 @@
-"""Pass@k and Avg@k over repeated trials (HybridDeepResearch §6.1; unbiased estimator of Chen et al. 2021)."""
+"""Pass@k and Avg@k over repeated trials (HybridDeepResearch §6.1; unbiased estimator of Chen et al. 2021), and
+pass^k, the chance that all k trials succeed (τ-bench; unbiased C(c,k)/C(n,k))."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ def avg_at_k(n: int, c: int, k: int) -> float:
     """Expected success rate of k trials drawn from n with c successes: c/n (unbiased for any k <= n)."""
     _check(n, c, k)
     return c / n
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Probability that all k trials drawn from n (c of them successes) succeed: C(c,k)/C(n,k)."""
+    _check(n, c, k)
+    return comb(c, k) / comb(n, k)
 
 
 def over_tasks(outcomes: Sequence[Sequence[bool]], k: int) -> dict[str, float]:

@@ -27,8 +27,10 @@ from rig.formats.canonical import Canonicalizer, RuleError
 from rig.formats.grade import ExcerptCheck, RecordCheck
 from rig.formats.records import RecordVerdict, RollupScores, SubmittedRecord
 from rig.formats.task import RecordsSpec
-from rig.grading.evidence import CellForms, Evidence, PageText, norm
+from rig.formats.vocabulary import norm
+from rig.grading.evidence import CellForms, Evidence, PageText
 from rig.grading.records import score_task
+from rig.grading.spans import highlight
 from rig.grading.urls import displayed, same_page
 
 #: rapidfuzz partial ratio (0-100) at or above which an excerpt not found verbatim is reported as a near miss.
@@ -53,13 +55,13 @@ def _page_texts(url: str, steps: list[Step], evidence: Evidence) -> tuple[bool, 
 
 
 def _excerpt(excerpt: str, pages: list[tuple[int | None, PageText]]) -> ExcerptCheck:
-    found = [(m, step) for step, page in pages if (m := page.find(excerpt))]
-    for level in ("exact", "normalised"):
-        hit = next((step for m, step in found if m == level), None)
-        if any(m == level for m, _ in found):
-            return ExcerptCheck(excerpt=excerpt, faithful=True, match=level, step=hit)
-    if found:
-        return ExcerptCheck(excerpt=excerpt, faithful=False, match="casefold", step=found[0][1])
+    found = [(m, step, page) for step, page in pages if (m := page.find(excerpt))]
+    for level in ("exact", "normalised", "casefold"):
+        hits = [(step, page) for m, step, page in found if m == level]
+        if hits:
+            step, page = next(((s, p) for s, p in hits if s is not None), hits[0])
+            return ExcerptCheck(excerpt=excerpt, faithful=level != "casefold", match=level, step=step,
+                                highlight=highlight(step, page.raw, excerpt) if step is not None else None)
     want = norm(excerpt).casefold()
     best = max(((fuzz.partial_ratio(want, page.loose), step) for step, page in pages if page.loose and want),
                default=(0.0, None), key=lambda x: x[0])

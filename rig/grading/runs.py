@@ -32,7 +32,7 @@ from rig.formats.summary import Summary
 from rig.formats.task import Task
 from rig.grading.grade import grade_episode
 from rig.grading.judge import Judge
-from rig.grading.summary import NOT_AN_EPISODE, markdown, summarize
+from rig.grading.summary import NOT_AN_EPISODE, MixedRevisions, markdown, summarize
 from rig.tasks import task_file_of, task_of
 
 #: Tasks already loaded in one grading pass, by task id (or `path:<file>` for task files): (task, file) or None.
@@ -225,13 +225,16 @@ def _grade_all(dirs: list[EpisodeDir], jobs: int, force: bool, write: bool,
 
 
 def grade_run(path: str | Path, write: bool = True, *, jobs: int | None = None, force: bool = False,
-              judge: Callable[[], Judge] | None = None) -> GradingResult:
+              judge: Callable[[], Judge] | None = None, mix_revisions: bool = False) -> GradingResult:
     """Grade every episode under a runs directory (or one episode directory) and summarise.
 
     Writes grade.json into each episode directory and, for a runs directory, summary.json and summary.md.
-    Directories that should be episodes and are not are counted and listed in the summary. `jobs`: processes
+    Directories that should be episodes and are not are counted and listed in the summary; a path holding neither is
+    an InputError (and nothing is written). `jobs`: processes
     (None: `default_jobs`); `force`: regrade episodes whose grade.json is still current; `judge`: builds the LLM judge
-    of free-text hybrid tasks (picklable, called once per process; rig.grading.judge).
+    of free-text hybrid tasks (picklable, called once per process; rig.grading.judge). When one summary row would hold
+    two revisions of a task, the grades are written, an earlier summary is removed (it no longer matches them) and
+    MixedRevisions is raised, unless `mix_revisions`.
     """
     path = Path(path)
     if not path.exists():
@@ -243,12 +246,20 @@ def grade_run(path: str | Path, write: bool = True, *, jobs: int | None = None, 
     single = EpisodeDir(path)
     runs = RunsDir(path)
     dirs = [single] if single.exists() else runs.episodes()
+    strays = [] if single.exists() else runs.strays()
+    if not dirs and not strays:
+        raise InputError(str(path), None, "holds no episode (no episode.json in it or below it): nothing to grade")
     n_jobs = jobs if jobs is not None else default_jobs(len(dirs))
     done = _grade_all(dirs, n_jobs, force, write, judge)
     grades = [g for g, _ in done]
-    if not single.exists():
-        grades += [stray_grade(d) for d in runs.strays()]
-    summary = summarize(grades, str(path))
+    grades += [stray_grade(d) for d in strays]
+    try:
+        summary = summarize(grades, str(path), mix_revisions=mix_revisions)
+    except MixedRevisions:
+        if write and not single.exists():
+            runs.summary_file.unlink(missing_ok=True)
+            runs.summary_md.unlink(missing_ok=True)
+        raise
     if write and not single.exists():
         runs.write_summary(summary, markdown(summary))
     kept = sum(k for _, k in done)
@@ -256,6 +267,6 @@ def grade_run(path: str | Path, write: bool = True, *, jobs: int | None = None, 
 
 
 def grade_runs(path: str | Path, write: bool = True, *, jobs: int | None = None, force: bool = False,
-               judge: Callable[[], Judge] | None = None) -> Summary:
+               judge: Callable[[], Judge] | None = None, mix_revisions: bool = False) -> Summary:
     """`grade_run`'s summary: grade every episode under a runs directory (or one episode directory) and summarise."""
-    return grade_run(path, write, jobs=jobs, force=force, judge=judge).summary
+    return grade_run(path, write, jobs=jobs, force=force, judge=judge, mix_revisions=mix_revisions).summary

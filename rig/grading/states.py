@@ -20,6 +20,7 @@ from rig.formats.grade import (
     DriftEvent,
     RowProvenance,
     StateReach,
+    StepMarks,
     Violation,
 )
 from rig.formats.task import GoldState, StateConstraint, Task
@@ -113,12 +114,18 @@ class EpisodeStates:
         for s in self.task.gold_states:
             held = self.held[s.name]
             first = next((self.steps[i].step for i, h in enumerate(held) if h), None)
-            r = StateReach(name=s.name, reached=first is not None, step=first, steps_held=sum(held))
+            r = StateReach(name=s.name, description=s.description, constraints=s.constraints, reached=first is not None,
+                           step=first, steps_held=sum(held))
             if first is None and self.steps:
                 i = self.closest(s.name)
                 r.closest_step, r.unmet = self.steps[i].step, self.violations(s.name, i)
             out.append(r)
         return out
+
+    def marks(self) -> list[StepMarks]:
+        """Per step, whether each constraint of each gold state holds there (in the task's order)."""
+        return [StepMarks(step=st.step, holds={s.name: [holds(c, st.state) for c in s.constraints]
+                                               for s in self.task.gold_states}) for st in self.steps]
 
     def closest(self, name: str, among: list[int] | None = None) -> int:
         """Index of the step satisfying most of a state's scope constraints, then criterion ones, then any;

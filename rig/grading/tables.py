@@ -6,12 +6,11 @@ schema by name, and rows are aligned by their key cells (exact match after canon
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 from rig.errors import InputError
 from rig.formats.answer import Answer
-from rig.formats.canonical import Canonicalizer, apply_rule
+from rig.formats.canonical import Canonicalizer
 from rig.formats.grade import (
     CellVerdict,
     ExtraRow,
@@ -20,11 +19,7 @@ from rig.formats.grade import (
     TableScore,
     Verdict,
 )
-
-
-def column_name(name: str) -> str:
-    """The form in which column names are compared: NFKC, no Markdown emphasis, collapsed spaces, casefolded."""
-    return " ".join(apply_rule("strip_markdown", unicodedata.normalize("NFKC", name)).split()).casefold()
+from rig.formats.vocabulary import column_name
 
 
 def _gold_rows(gold: Answer, canon: Canonicalizer) -> list[list[str]]:
@@ -102,6 +97,8 @@ def score_table(gold: Answer, pred: Answer, key: list[str], rules: dict[str, Any
     raw_pred = [[_cell(row, i) for i in index] for row in pred.rows]
     pred_rows = [[None if v is None else canon.cell(c, v) for c, v in zip(gold.columns, row)] for row in raw_pred]
     matched, extra = _align(_gold_keys(gold_rows, kcols), [[row[c] for c in kcols] for row in pred_rows])
+    for x in extra:
+        x.cells = raw_pred[x.pred_index]
     verdicts: list[RowVerdict] = []
     c_item = c_row = 0
     for i, row in enumerate(gold_rows):

@@ -3,10 +3,7 @@ captured step text), self-contained: templates render with autoescape, assets an
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,24 +11,28 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from loguru import logger
 from PIL import Image
 
+from rig.compare import DEFAULT_METRIC, metric_name
 from rig.episode_dir import write_atomic
 from rig.errors import RigError
 from rig.formats.audit import NO_FAILURE
-from rig.formats.summary import GroupSummary
-from rig.grading.labels import CATEGORIES
-from rig.grading.summary import infra_warnings
+from rig.formats.summary import infra_warnings
+from rig.formats.vocabulary import CATEGORIES
+from rig.report.compare_view import COMPARE_PAGE, comparison_pages, dims, task_page
 from rig.report.episode_view import (
     answer_table,
     citations,
-    cited_at,
+    record_anchor,
     screen_paths,
     screenshot_file,
+    text_marks,
     text_page,
     timeline,
 )
-from rig.report.highlight import find_spans, segments
-from rig.report.load import EpisodeData, RunData, load_episode, load_run
-from rig.report.overview import audit_agreement, family_rows, figures
+from rig.report.highlight import segments
+from rig.report.load import REGRADE, EpisodeData, RunData, load_episode, load_run
+from rig.report.overview import audit_agreement, family_rows, figures, type_rows
+from rig.report.qa_view import episode_fidelity, snapshot_fidelity
+from rigwarc.atomic import atomic_write
 
 ASSETS = Path(__file__).parent / "static"
 THUMB_WIDTH = 240
@@ -43,22 +44,24 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}"
 
 
+def _ci(ci: tuple[float, float] | None) -> str:
+    """An interval as percentages with one decimal, `[48.2, 74.0]` (empty: none)."""
+    return "" if ci is None else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
 def _value(v: Any) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(map(str, v)) + "]"
     return "(unset)" if v is None else str(v)
 
 
-def _trials(group: GroupSummary) -> int:
-    """The k of a group's Pass@k beyond k = 1 (1 when there is none)."""
-    return max((int(key.split("@")[1]) for key in group.passk), default=1)
-
-
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("rig.report", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=_pct, value=_value, trials=_trials)
-    env.globals.update(CSP=CSP, CATEGORIES=CATEGORIES, NO_FAILURE=NO_FAILURE)
+    env.filters.update(pct=_pct, ci=_ci, value=_value)
+    env.globals.update(CSP=CSP, CATEGORIES=CATEGORIES, NO_FAILURE=NO_FAILURE, REGRADE=REGRADE,
+                       record_anchor=record_anchor, episode_fidelity=episode_fidelity,
+                       snapshot_fidelity=snapshot_fidelity)
     return env
 
 
@@ -72,20 +75,6 @@ def _fresh(target: Path, source: Path) -> bool:
         return False
     st = target.stat()
     return st.st_size > 0 and st.st_mtime >= source.stat().st_mtime
-
-
-def _replace_with(target: Path, make: Callable[[Path], None]) -> None:
-    """Write `target` through `make(temporary path)` and rename it into place: a killed report leaves no part-file
-    under the target's name (which a later report would keep as fresh)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-")
-    os.close(fd)
-    try:
-        make(Path(tmp))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _thumbnail(src: Path, dst: Path) -> None:
@@ -106,6 +95,7 @@ class Report:
         self.runs_dir, self.out = Path(runs_dir), Path(out_dir)
         self.env = _env()
         self.run: RunData = load_run(self.runs_dir)
+        self.comparison: Path | None = None  # the comparison page, once written (`write_comparison`)
 
     def write(self) -> Path:
         """Write every page, the assets and the screenshots; return index.html's path."""
@@ -127,14 +117,14 @@ class Report:
 
     def write_index(self) -> Path:
         """Write the run overview."""
-        run = self.run
+        run, summary = self.run, self.run.summary
         path = self.out / "index.html"
         _write(path, self.env.get_template("index.html").render(
-            root="", run=run, summary=run.summary, figures=figures(run.summary),
-            families=family_rows(run.summary, run.episodes),
-            records=any(g.record_episodes for g in run.summary.groups),
+            root="", run=run, summary=summary, figures=figures(summary) if summary else None,
+            families=family_rows(summary) if summary else [], types=type_rows(summary) if summary else [],
+            records=bool(summary) and any(g.record_episodes for g in summary.groups),
             agreement=audit_agreement(run.episodes), audited=[e for e in run.episodes if e.audit is not None],
-            infra_warnings=infra_warnings(run.summary),
+            infra_warnings=infra_warnings(summary) if summary else [], comparison=COMPARE_PAGE if self.comparison else None,
             episodes=run.episodes))
         return path
 
@@ -143,8 +133,7 @@ class Report:
         old = self.run.by_id(eid)
         if old is None:
             return None
-        task_key = str(getattr(old.episode, "task_path", None) or old.episode.task_id)
-        new = load_episode(self.runs_dir, old.dir, {task_key: old.task})
+        new = load_episode(self.runs_dir, old.dir)
         self.run.episodes[self.run.episodes.index(old)] = new
         return new
 
@@ -158,18 +147,33 @@ class Report:
         _write(path, self.env.get_template("episode.html").render(
             root="../", e=e, ep=e.episode, g=e.grade, timeline=timeline(e), columns=columns, rows=rows,
             answer_error=e.answer[1], citations=citations(e), text_page=text_page,
-            gold_states={s.name: s for s in e.task.gold_states} if e.task else {}))
+            gold_states={s.name: s for s in e.grade.gold_states} if e.grade else {}))
         return path
 
+    def write_comparison(self, other: Path, metric: str) -> Path:
+        """Write the comparison of this run (A) with `other` (B) on `metric`: compare.html, with the per-task deltas
+        sorted by delta, and one side-by-side page per task; the overview links to it."""
+        pages = comparison_pages(self.runs_dir, Path(other), metric)
+        ids = {e.dir.resolve(): e.id for e in self.run.episodes}
+        for path, (a, b) in pages.sides.items():
+            delta = next(t for t in pages.comparison.tasks if task_page(t) == path)
+            _write(self.out / path, self.env.get_template("compare_task.html").render(
+                root="../", c=pages.comparison, t=delta, sides=(a, b), pages_a=ids, dims=dims))
+        index = self.out / COMPARE_PAGE
+        _write(index, self.env.get_template("compare.html").render(
+            root="", c=pages.comparison, task_page=task_page,
+            tasks=sorted(pages.comparison.tasks, key=lambda t: (t.delta is None, t.delta or 0.0, t.group, t.task))))
+        self.comparison = index
+        return index
+
     def _texts(self, e: EpisodeData) -> None:
-        marks = cited_at(e)
+        marks = text_marks(e)
         for s in e.steps:
-            raw = e.texts.at(s.step).raw
-            cites = marks.get(s.step, {})
-            spans = {i: find_spans(raw, excerpt) for i, excerpt in cites.items()}
+            raw = e.texts.get(s.step, "")
+            here = marks.get(s.step, [])
             _write(self.out / text_page(e.id, s.step), self.env.get_template("text.html").render(
-                root="../../", e=e, step=s, captured=s.step in e.texts.by_step, segments=segments(raw, spans),
-                cites=cites, unmarked=[i for i, sp in spans.items() if not sp]))
+                root="../../", e=e, step=s, captured=s.step in e.texts, marks=here,
+                segments=segments(raw, {m.id: m.spans for m in here})))
 
     def _screens(self, e: EpisodeData) -> None:
         for s in e.steps:
@@ -178,12 +182,19 @@ class Report:
                 continue
             thumb, full = (self.out / p for p in screen_paths(e.id, s))
             if not _fresh(full, src):
-                _replace_with(full, lambda tmp, src=src: shutil.copyfile(src, tmp))  # type: ignore[misc]
+                atomic_write(full, lambda tmp, src=src: shutil.copyfile(src, tmp))  # type: ignore[misc]
             if not _fresh(thumb, src):
-                _replace_with(thumb, lambda tmp, src=src: _thumbnail(src, tmp))  # type: ignore[misc]
+                atomic_write(thumb, lambda tmp, src=src: _thumbnail(src, tmp))  # type: ignore[misc]
 
 
-def write_report(runs_dir: str | Path, out_dir: str | Path | None = None) -> Path:
-    """Write the static report of a runs directory (default `RUNS_DIR/report`); return index.html's path."""
+def write_report(runs_dir: str | Path, out_dir: str | Path | None = None, *, compare_with: str | Path | None = None,
+                 metric: str = DEFAULT_METRIC) -> Path:
+    """Write the static report of a runs directory (default `RUNS_DIR/report`); return index.html's path. With
+    `compare_with` (another graded runs directory), add the comparison pages of this run (A) with that one (B)."""
     runs_dir = Path(runs_dir)
-    return Report(runs_dir, Path(out_dir) if out_dir is not None else runs_dir / "report").write()
+    report = Report(runs_dir, Path(out_dir) if out_dir is not None else runs_dir / "report")
+    if compare_with is not None:
+        metric_name(metric)  # a bad --metric fails before anything is written
+        report.out.mkdir(parents=True, exist_ok=True)
+        report.write_comparison(Path(compare_with), metric)
+    return report.write()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from rig.grading.labels import CATEGORIES
+from rig.formats.vocabulary import CATEGORIES
 
 
 @dataclass

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from recorders.models import Step
-from rig.grading.tables import column_name
 from rig.report.load import ConstraintMark, EpisodeData
 
 
@@ -125,21 +124,15 @@ def answer_table(e: EpisodeData) -> tuple[list[str], list[AnswerRow]]:
         if answer is None:
             return [], []
         return answer.columns, [AnswerRow(None, i, [AnswerCell("plain", c) for c in row]) for i, row in enumerate(answer.rows)]
-    columns = [c.column for c in scores.gold_rows[0].cells] if scores.gold_rows else (e.task.output.columns if e.task else [])
+    columns = [c.column for c in scores.gold_rows[0].cells] if scores.gold_rows else \
+        [str(i + 1) for i in range(max((len(x.cells) for x in scores.extra_rows), default=0))]
     rows = [AnswerRow(rv.gold_index, rv.pred_index, [AnswerCell(c.verdict, c.pred, c.gold) for c in rv.cells],
                       "no answer row has this key" if rv.pred_index is None else "")
             for rv in scores.gold_rows]
-    where: dict[str, int] = {}
-    for i, name in enumerate(answer.columns if answer else []):
-        where.setdefault(column_name(name), i)
     reasons = {"not_in_gold": "key not in the gold table", "duplicate_key": "repeats a key already answered",
                "missing_key": "a key cell is missing"}
     for x in scores.extra_rows:
-        src = answer.rows[x.pred_index] if answer and x.pred_index < len(answer.rows) else []
-        cells = []
-        for c in columns:
-            at = where.get(column_name(c))
-            cells.append(AnswerCell("extra", src[at] if at is not None and at < len(src) else None))
+        cells = [AnswerCell("extra", x.cells[i] if i < len(x.cells) else None) for i in range(len(columns))]
         rows.append(AnswerRow(None, x.pred_index, cells, reasons.get(x.reason, x.reason)))
     return columns, rows
 
@@ -162,28 +155,65 @@ class CitationRow:
 
 
 def citations(e: EpisodeData) -> list[CitationRow]:
-    """The answer's citations with the grader's verdicts (unverified: None when the episode was not graded)."""
+    """The answer's citations with the grader's verdicts (unverified: None when the episode was not graded); each
+    links to the captured text of the step grade.json highlights it at."""
     answer, _ = e.answer
     checks = {c.index: c for c in e.grade.citations} if e.grade else {}
     steps = {s.step for s in e.steps}
     out = []
     for i, cite in enumerate(answer.citations if answer else []):
         c = checks.get(i)
-        step = c.step if c else None
+        step = c.highlight.step if c and c.highlight else c.step if c else None
         if step is None and c and c.steps:
             step = c.steps[0]
         out.append(CitationRow(
             index=i, row=cite.row, url=cite.url, excerpt=cite.excerpt, verified=c.verified if c else None,
             reason=c.reason if c else "not graded", step=step, gold_state=c.gold_state if c else None,
             state_anchored=c.state_anchored if c else None, supports_row=c.supports_row if c else None,
-            link=f"{text_page(e.id, step)}#cite-{i}" if step is not None and step in steps else None))
+            link=f"{text_page(e.id, step)}#{cite_anchor(i)}" if step is not None and step in steps else None))
     return out
 
 
-def cited_at(e: EpisodeData) -> dict[int, dict[int, str]]:
-    """Step -> citation index -> excerpt, for the citations verified at that step (to mark on its text page)."""
-    out: dict[int, dict[int, str]] = {}
-    for c in citations(e):
-        if c.link and c.step is not None:
-            out.setdefault(c.step, {})[c.index] = c.excerpt
+def cite_anchor(index: int) -> str:
+    """The id of a citation's first highlight on a text page."""
+    return f"cite-{index}"
+
+
+def record_anchor(record: int, excerpt: int) -> str:
+    """The id of a record excerpt's first highlight on a text page."""
+    return f"record-{record}-{excerpt}"
+
+
+@dataclass
+class TextMark:
+    """A highlight on one step's text page: its anchor id, what it marks, the excerpt, and its spans (empty: the
+    grader matched the excerpt but could not place it character by character)."""
+
+    id: str
+    label: str
+    excerpt: str
+    spans: list[tuple[int, int]]
+
+
+def text_marks(e: EpisodeData) -> dict[int, list[TextMark]]:
+    """Step -> the highlights grade.json places on that step's text: the citations verified there and the record
+    excerpts found there."""
+    out: dict[int, list[TextMark]] = {}
+    if e.grade is None:
+        return out
+    for c in e.grade.citations:
+        if c.verified and c.highlight is not None:
+            out.setdefault(c.highlight.step, []).append(
+                TextMark(cite_anchor(c.index), f"citation {c.index}", _excerpt(e, c.index), list(c.highlight.spans)))
+    for r in e.grade.records:
+        for j, x in enumerate(r.excerpts):
+            if x.highlight is not None:
+                out.setdefault(x.highlight.step, []).append(
+                    TextMark(record_anchor(r.index, j), f"record {r.index}, excerpt {j}"
+                             + ("" if x.faithful else " (near miss, not credited)"), x.excerpt, list(x.highlight.spans)))
     return out
+
+
+def _excerpt(e: EpisodeData, index: int) -> str:
+    answer, _ = e.answer
+    return answer.citations[index].excerpt if answer and index < len(answer.citations) else ""

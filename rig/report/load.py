@@ -1,6 +1,8 @@
 """What the report shows, read from a runs directory's files: summary.json, and per episode episode.json,
-grade.json, trajectory.jsonl, answer.json, audit.json and the task (for per-step constraint checks).
-The report never re-grades: an episode without grade.json is shown as not graded."""
+grade.json, trajectory.jsonl, the page texts of evidence.warc.gz, answer.json and audit.json. The report never
+re-grades: every verdict it shows (per-step constraint marks, highlights, labels, summary rows) comes from grade.json
+and summary.json as `rig grade` wrote them; an episode without grade.json is shown as not graded, one whose grade.json
+is of an older format asks for a regrade."""
 
 from __future__ import annotations
 
@@ -23,11 +25,10 @@ from rig.formats.episode import Episode
 from rig.formats.files import read_limited
 from rig.formats.grade import Grade
 from rig.formats.summary import Summary
-from rig.formats.task import Task
-from rig.grading.evidence import EpisodeTexts, Evidence
-from rig.grading.states import holds
-from rig.grading.summary import summarize
-from rig.tasks import task_of
+
+#: What the report says where grade.json or summary.json is of an older format than the grader writes now.
+REGRADE = ("regrade with `rig grade RUNS_DIR` (it redoes the grades of an older grader; `rig grade --force` redoes "
+           "every one)")
 
 
 def episode_id(runs_dir: Path, episode_dir: Path) -> str:
@@ -44,7 +45,7 @@ def episode_id(runs_dir: Path, episode_dir: Path) -> str:
 
 @dataclass
 class ConstraintMark:
-    """One gold-state constraint evaluated at one step."""
+    """One gold-state constraint at one step, as grade.json's `step_marks` judged it."""
 
     key: str
     op: str
@@ -65,7 +66,6 @@ class EpisodeData:
     grade: Grade | None
     audit: Audit | None
     audit_error: str | None = None
-    task: Task | None = None
     page_error: str | None = None
 
     @property
@@ -73,17 +73,20 @@ class EpisodeData:
         """The grader's failure category (None: no failure or not graded)."""
         return self.grade.label if self.grade else None
 
+    @property
+    def outdated(self) -> bool:
+        """Whether the episode's grade.json is of an older format (it lacks what the report shows)."""
+        return self.grade is not None and self.grade.outdated
+
     @cached_property
     def steps(self) -> list[Step]:
         """The trajectory's steps (empty when the file is missing)."""
         return EpisodeDir(self.dir).steps()
 
     @cached_property
-    def texts(self) -> EpisodeTexts:
-        """The page text captured at each step."""
-        if not self.steps:
-            return EpisodeTexts()
-        return Evidence.from_archive(EpisodeDir(self.dir).archive(), self.steps).texts
+    def texts(self) -> dict[int, str]:
+        """The page text captured at each step, by step number (a step without a text record is left out)."""
+        return EpisodeDir(self.dir).step_texts(self.steps)
 
     @cached_property
     def answer(self) -> tuple[Answer | None, str | None]:
@@ -98,18 +101,24 @@ class EpisodeData:
         except (ValueError, ValidationError) as e:
             return None, f"{path.name} is not an answer in the {path.name} form: {e}"
 
+    @cached_property
+    def _step_marks(self) -> dict[int, dict[str, list[bool]]]:
+        return {m.step: m.holds for m in self.grade.step_marks} if self.grade else {}
+
     def forget(self) -> None:
         """Drop the cached steps, texts and answer (they are read again when needed)."""
         for name in ("steps", "texts", "answer"):
             self.__dict__.pop(name, None)
 
     def marks(self, step: Step) -> dict[str, list[ConstraintMark]]:
-        """Per gold state of the task, each of its constraints checked against the step's state."""
-        if self.task is None:
+        """Per gold state, each of its constraints at this step: whether grade.json says it holds, and the value the
+        step's state has for its key (none: the step has no marks in grade.json)."""
+        held = self._step_marks.get(step.step)
+        if self.grade is None or held is None:
             return {}
-        return {s.name: [ConstraintMark(c.key, c.op, c.value, step.state.get(c.key), c.tag, c.dependent,
-                                        holds(c, step.state)) for c in s.constraints]
-                for s in self.task.gold_states}
+        return {r.name: [ConstraintMark(c.key, c.op, c.value, step.state.get(c.key), c.tag, c.dependent, h)
+                         for c, h in zip(r.constraints, held.get(r.name, []))]
+                for r in self.grade.gold_states}
 
 
 def _grade(d: Path) -> Grade | None:
@@ -123,24 +132,15 @@ def _grade(d: Path) -> Grade | None:
         return None
 
 
-def load_episode(runs_dir: Path, d: Path, tasks: dict[str, Task | None] | None = None) -> EpisodeData:
-    """Read one episode directory (and its task, cached in `tasks` by task id)."""
+def load_episode(runs_dir: Path, d: Path) -> EpisodeData:
+    """Read one episode directory."""
     episode = EpisodeDir(d).read_episode()
     try:
         audit, audit_error = EpisodeDir(d).read_audit(), None
     except RigError as e:
         audit, audit_error = None, str(e)
-    tasks = {} if tasks is None else tasks
-    key = str(getattr(episode, "task_path", None) or episode.task_id)
-    if key not in tasks:
-        try:
-            found = task_of(episode, d)
-        except RigError as e:
-            logger.warning("{}: task not loaded ({}); constraint checks left out", d, e)
-            found = None
-        tasks[key] = found[0] if found else None
     return EpisodeData(id=episode_id(runs_dir, d), dir=d, episode=episode, grade=_grade(d), audit=audit,
-                       audit_error=audit_error, task=tasks[key])
+                       audit_error=audit_error)
 
 
 @dataclass
@@ -153,11 +153,12 @@ class Broken:
 
 @dataclass
 class RunData:
-    """A runs directory: its summary, its episodes, and what could not be shown."""
+    """A runs directory: its summary (None: no readable summary.json, see `summary_error`), its episodes, and what
+    could not be shown."""
 
     runs_dir: Path
-    summary: Summary
-    summary_from_file: bool
+    summary: Summary | None
+    summary_error: str | None = None
     episodes: list[EpisodeData] = field(default_factory=list)
     broken: list[Broken] = field(default_factory=list)
 
@@ -165,15 +166,22 @@ class RunData:
         """The episode with this id, if any."""
         return next((e for e in self.episodes if e.id == eid), None)
 
+    @property
+    def outdated(self) -> bool:
+        """Whether summary.json, or a grade.json, is of an older format than the grader writes now."""
+        return (self.summary is not None and self.summary.outdated) or any(e.outdated for e in self.episodes)
 
-def _summary(runs_dir: Path, episodes: list[EpisodeData]) -> tuple[Summary, bool]:
-    path = RunsDir(runs_dir).summary_file
-    if path.exists():
-        try:
-            return RunsDir(runs_dir).read_summary(), True
-        except InputError as e:
-            logger.warning("{}; summarising the episodes' grades instead", e)
-    return summarize([e.grade for e in episodes if e.grade], str(runs_dir)), False
+
+def read_summary(runs_dir: Path) -> tuple[Summary | None, str | None]:
+    """The run's summary.json, or None and why there is none to show."""
+    runs = RunsDir(runs_dir)
+    if not runs.summary_file.exists():
+        return None, f"no {runs.summary_file.name}: run `rig grade {runs_dir}`, then write the report again"
+    try:
+        return runs.read_summary(), None
+    except InputError as e:
+        logger.warning("{}; the report shows no summary", e)
+        return None, f"{e}; {REGRADE}"
 
 
 def load_run(runs_dir: Path) -> RunData:
@@ -181,16 +189,17 @@ def load_run(runs_dir: Path) -> RunData:
     runs_dir = Path(runs_dir)
     if not runs_dir.is_dir():
         raise InputError(str(runs_dir), None, "no such runs directory" if not runs_dir.exists() else "not a directory")
-    dirs = [runs_dir] if EpisodeDir(runs_dir).exists() else [e.path for e in RunsDir(runs_dir).episodes()]
-    tasks: dict[str, Task | None] = {}
+    single = EpisodeDir(runs_dir).exists()
+    dirs = [runs_dir] if single else [e.path for e in RunsDir(runs_dir).episodes()]
     episodes, broken = [], []
     for d in dirs:
         try:
-            episodes.append(load_episode(runs_dir, d, tasks))
+            episodes.append(load_episode(runs_dir, d))
         except Exception as e:  # noqa: BLE001 - one bad episode is listed, the rest are reported
             logger.warning("{}: listed as broken in the report: {}", d, e)
             broken.append(Broken(d, str(e) if isinstance(e, (OSError, ValueError, RigError)) else f"{type(e).__name__}: {e}"))
-    if dirs != [runs_dir]:
+    if not single:
         broken += [Broken(d, f"no {EPISODE_FILE}: not an episode") for d in RunsDir(runs_dir).strays()]
-    summary, from_file = _summary(runs_dir, episodes)
-    return RunData(runs_dir=runs_dir, summary=summary, summary_from_file=from_file, episodes=episodes, broken=broken)
+    summary, why = (None, "one episode directory: `rig grade` writes a summary for a runs directory") if single \
+        else read_summary(runs_dir)
+    return RunData(runs_dir=runs_dir, summary=summary, summary_error=why, episodes=episodes, broken=broken)

@@ -3,15 +3,11 @@ audit's agreement."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
-from statistics import fmean
 
 from markupsafe import Markup
 
-from rig.formats.grade import Grade
-from rig.formats.summary import GroupSummary, Summary
-from rig.grading.summary import pooled, summarize
+from rig.formats.summary import GroupSummary, HybridSummary, Metrics, Summary, pooled
 from rig.report.audit import Agreement, agreement
 from rig.report.charts import Bar, Point, scatter, stacked_bars
 from rig.report.load import EpisodeData
@@ -68,32 +64,28 @@ def audit_agreement(episodes: list[EpisodeData]) -> Agreement:
 
 @dataclass
 class FamilyRow:
-    """One agent on one variant over one source family's episodes: `rig grade`'s summary metrics for them, and
-    `drift`, the share of scored episodes (of tasks with gold states) that left a reached gold state for good."""
+    """One agent on one variant over one source family's episodes: summary.json's row for that family (its
+    `families` entry), shown as `rig grade` wrote it."""
 
     family: str
-    metrics: GroupSummary
-    drift: float | None
+    group: GroupSummary
+    metrics: Metrics
 
 
-def _drift(grades: list[Grade]) -> float | None:
-    judged = [g for g in grades if g.scored and g.gold_states]
-    return fmean(any(not d.recovered for d in g.drift) for g in judged) if judged else None
+def family_rows(summary: Summary) -> list[FamilyRow]:
+    """Per group (in the summary's order) and source family, summary.json's family row."""
+    return [FamilyRow(family=f, group=g, metrics=m) for g in summary.groups for f, m in g.families.items()]
 
 
-def family_rows(summary: Summary, episodes: list[EpisodeData]) -> list[FamilyRow]:
-    """Per agent, variant and source family, the metrics that `rig grade` summarises per agent and variant (table,
-    Pass@k/Avg@k, retrieval-state reach, row provenance, failure labels), computed by the same code over that
-    family's grade.json files alone; in the summary's group order, then by family. A metric that does not apply
-    (nothing scored, no gold states, a single trial for Pass@k) is None, never zero."""
-    by_family: dict[str, list[Grade]] = defaultdict(list)
-    for e in episodes:
-        if e.grade is not None:
-            by_family[e.grade.family or "unknown"].append(e.grade)
-    order = {(g.agent, g.variant): i for i, g in enumerate(summary.groups)}
-    rows = []
-    for family, grades in by_family.items():
-        for group in summarize(grades, summary.runs_dir).groups:
-            mine = [g for g in grades if (g.agent_label, g.variant) == (group.agent, group.variant)]
-            rows.append(FamilyRow(family=family, metrics=group, drift=_drift(mine)))
-    return sorted(rows, key=lambda r: (order.get((r.metrics.agent, r.metrics.variant), len(order)), r.family))
+@dataclass
+class TypeRow:
+    """One agent on one variant over the hybrid tasks of one type: summary.json's `hybrid` entry."""
+
+    kind: str
+    group: GroupSummary
+    metrics: HybridSummary
+
+
+def type_rows(summary: Summary) -> list[TypeRow]:
+    """Per group (in the summary's order) and hybrid type, summary.json's row for that type."""
+    return [TypeRow(kind=k, group=g, metrics=m) for g in summary.groups for k, m in g.hybrid.items()]

@@ -7,11 +7,9 @@ import json
 import signal
 import tempfile
 import threading
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import uvicorn
 from loguru import logger
 from pydantic import ValidationError
 from starlette.applications import Starlette
@@ -30,8 +28,9 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rig.episode_dir import EpisodeDir
-from rig.errors import InfraError, InputError
+from rig.errors import InputError
 from rig.formats.audit import NO_FAILURE, Audit
+from rig.local_server import LocalServer
 from rig.report.build import CSP, Report
 
 HOST = "127.0.0.1"
@@ -135,28 +134,17 @@ class ViewServer:
         out = Path(out_dir) if out_dir is not None else Path(self._tmp.name)  # type: ignore[union-attr]
         self.report = Report(Path(runs_dir), out)
         self.report.write()
-        config = uvicorn.Config(make_app(self.report), host=HOST, port=port, log_level="warning", access_log=False,
-                                lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="rig-view", daemon=True)
-        self.url = ""
+        self._server = LocalServer(make_app(self.report), port, what="the report view")
+        self.url = self._server.url
 
     def start(self) -> "ViewServer":
         """Start serving; return once the server accepts connections."""
-        self._thread.start()
-        deadline = time.monotonic() + 30
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise InfraError(f"the report view did not start on {HOST}")
-            time.sleep(0.02)
-        port = self._server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://{HOST}:{port}"
+        self._server.start()
         return self
 
     def stop(self) -> None:
         """Stop serving and remove the temporary report."""
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
+        self._server.stop()
         if self._tmp is not None:
             self._tmp.cleanup()
 
@@ -178,16 +166,9 @@ def serve_view(runs_dir: str | Path, port: int = 8766, out_dir: str | Path | Non
         with tempfile.TemporaryDirectory(prefix="rig-view-") as tmp:
             report = Report(Path(runs_dir), Path(out_dir) if out_dir is not None else Path(tmp))
             report.write()
-            logger.info("report of {} at http://{}:{}/ (Ctrl-C to stop)", runs_dir, HOST, port)
-            config = uvicorn.Config(make_app(report), host=HOST, port=port, log_level="warning", access_log=False,
-                                    lifespan="off")
-            server = uvicorn.Server(config)
-            try:
-                server.run()  # uvicorn handles SIGINT and SIGTERM: it stops serving, then raises the signal again
-            except SystemExit:
-                if server.started or getattr(server, "_captured_signals", None):
-                    raise
-                raise InfraError(f"the report view could not listen on {HOST}:{port} (in use, or not allowed)") from None
+            server = LocalServer(make_app(report), port, what="the report view")  # InfraError when the port is taken
+            logger.info("report of {} at {}/ (Ctrl-C to stop)", runs_dir, server.url)
+            server.run()  # uvicorn handles SIGINT and SIGTERM: it stops serving, then raises the signal again
     finally:
         signal.signal(signal.SIGTERM, previous)
 

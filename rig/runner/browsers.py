@@ -12,7 +12,7 @@ from playwright.async_api import Browser, BrowserContext, Playwright
 
 from rig.browser import launch, launch_for_cdp
 from rig.errors import InfraError
-from rig.runner.live import Network
+from rig.network.settings import Network
 
 
 class BrowserPool:
@@ -68,12 +68,15 @@ class BrowserPool:
         self.context_options["user_agent"] = self.user_agent
 
     @asynccontextmanager
-    async def context(self, cdp: bool) -> AsyncIterator[tuple[BrowserContext, str | None, Browser | None]]:
-        """A fresh context: in the shared browser, or (for CDP drivers) in a browser of its own."""
+    async def context(self, cdp: bool, proxy: dict[str, str] | None = None
+                      ) -> AsyncIterator[tuple[BrowserContext, str | None, Browser | None]]:
+        """A fresh context: in the shared browser, or (for CDP drivers) in a browser of its own; `proxy` (Playwright's
+        option) sends its every connection through an episode's guard (`rig.network.guard`)."""
         await self._learn_user_agent()
+        options = {**self.context_options, **({"proxy": proxy} if proxy is not None else {})}
         if not cdp:
             browser = await self.get()
-            ctx = await browser.new_context(**self.context_options)
+            ctx = await browser.new_context(**options)
             try:
                 yield ctx, None, browser
             finally:
@@ -86,7 +89,7 @@ class BrowserPool:
             ctx, url = await launch_for_cdp(self.pw, profile, headless=self.headless, sealed=self.sealed,
                                             archive_only=self.archive_only,
                                             local_only=self.network.local_only, resolve=self.network.resolve,
-                                            **self.context_options)
+                                            **options)
             try:
                 yield ctx, url, ctx.browser
             finally:

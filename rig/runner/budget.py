@@ -8,6 +8,10 @@ from typing import Any, Awaitable, Callable
 
 from rig.agents.base import Budget
 
+#: How long an agent stopped by Ctrl-C may take to clean up (a CLI agent's process group, its tool server) before
+#: the run goes on without it; a second Ctrl-C does not wait.
+STOP_S = 30.0
+
 
 class BudgetExceeded(Exception):
     """The agent ran out of a budget; `status` is how the episode ends (`timeout` or `agent_error`)."""
@@ -17,14 +21,21 @@ class BudgetExceeded(Exception):
         self.status = status
 
 
-async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], int], poll_s: float = 0.1) -> Any:
-    """Await `work`, cancelling it when the time, stall or step budget runs out."""
+async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], int], poll_s: float = 0.1,
+                    started: float | None = None) -> Any:
+    """Await `work`, cancelling it when the time, stall or step budget runs out (the wall-clock budget counted from
+    `started`, a `time.monotonic()` time, default now: the episode's start page shares it)."""
     task = asyncio.ensure_future(work)
-    start = last_change = time.monotonic()
+    last_change = time.monotonic()
+    start = started if started is not None else last_change
     seen = steps()
     reason: BudgetExceeded | None = None
     while not task.done():
-        await asyncio.wait({task}, timeout=poll_s)
+        try:
+            await asyncio.wait({task}, timeout=poll_s)
+        except asyncio.CancelledError:  # the run is stopping (Ctrl-C): the agent stops with it, never orphaned
+            await _stop(task, STOP_S)
+            raise
         if task.done():
             break
         now, count = time.monotonic(), steps()
@@ -37,10 +48,15 @@ async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], in
         elif count > budget.max_steps:
             reason = BudgetExceeded("agent_error", f"step budget of {budget.max_steps} exceeded")
         if reason is not None:
-            task.cancel()
-            try:
-                await asyncio.wait_for(asyncio.shield(task), timeout=5)
-            except BaseException:
-                pass
+            await _stop(task)
             raise reason
     return task.result()
+
+
+async def _stop(task: asyncio.Future[Any], grace_s: float = 5.0) -> None:
+    """Cancel the agent's task and give it `grace_s` to clean up; whatever it ended with is read (never left as
+    "Task exception was never retrieved")."""
+    task.cancel()
+    await asyncio.wait({task}, timeout=grace_s)
+    if task.done() and not task.cancelled():
+        task.exception()

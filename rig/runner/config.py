@@ -8,9 +8,9 @@ from typing import Literal
 
 from rig.agents.base import Budget
 from rig.errors import InputError
-from rig.politeness import Politeness
-from rig.runner.live import Network
-from rig.step_images import StepImages, recorder_options
+from rig.network.politeness import Politeness
+from rig.network.settings import Network
+from rig.runner.step_images import StepImages, recorder_options
 
 VARIANTS = ("constraint", "goal")
 
@@ -44,14 +44,14 @@ class RunConfig:
     resolve: list[str] = field(default_factory=list)
     #: Accept certificate errors (`--ignore-https-errors`).
     ignore_https_errors: bool = False
-    #: A live run's politeness (None: the defaults of `rig.politeness.Politeness`).
+    #: A live run's politeness (None: the defaults of `rig.network.politeness.Politeness`).
     politeness: Politeness | None = None
 
     def network(self) -> Network:
         """The run's network settings (InputError naming a bad `--resolve`)."""
         return Network.of(self.live, self.resolve, self.ignore_https_errors, self.politeness,
                           frozen=self.frozen is not None)
-    #: Where step images come from (`rig.step_images`): live screenshots, DOM snapshots drawn later by
+    #: Where step images come from (`rig.runner.step_images`): live screenshots, DOM snapshots drawn later by
     #: `rig render`, or none.
     step_images: StepImages = "live"
     #: The `cli` agent's command (a shell command line run against the episode's MCP tool server).

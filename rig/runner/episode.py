@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TextIO
-from urllib.parse import urlsplit
 
 from loguru import logger
-from playwright.async_api import Browser, BrowserContext
+from playwright.async_api import Browser, BrowserContext, Page
+from playwright.async_api import Error as PlaywrightError
 from tenacity import (
     AsyncRetrying,
     retry_if_exception_type,
@@ -26,14 +27,15 @@ from rig.episode_dir import EpisodeDir
 from rig.errors import AgentError, BrowserCrashed, InfraError, InputError
 from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailure
-from rig.formats.episode import Episode, Status
+from rig.formats.episode import Episode, PolitenessRecord, Status
 from rig.formats.task import Task
-from rig.politeness import PoliteGate, polite_goto
+from rig.network.failures import SiteUnreachable, failure_reason, is_site_failure
+from rig.network.guard import NetworkGuard
+from rig.network.policy import Policy, episode_policy
+from rig.network.politeness import PoliteGate, Politeness, polite_goto
 from rig.runner.adapters import episode_adapters
 from rig.runner.browsers import BrowserPool
 from rig.runner.budget import BudgetExceeded, supervise
-from rig.runner.hosts import HostGuard
-from rig.runner.live import task_hosts
 from rig.runner.pageevents import PageEvents
 from rig.runner.spec import EpisodeSpec
 from rig.tasks.loader import BUNDLED_DIR
@@ -53,7 +55,7 @@ class EpisodeContext:
     adapters: list[SiteAdapter] = field(default_factory=list)
     options: RecorderOptions | None = None
     frozen: FrozenSite | None = None
-    #: A live run's host allow-list (the sites server is added); None: no allow-list.
+    #: A run's host allow-list (each episode's start and task hosts are added); None: no allow-list.
     allow_hosts: list[str] | None = None
     attempts: int = 3
     console: TextIO | None = None
@@ -85,13 +87,16 @@ async def run_episode(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ct
     episode = Episode(
         task_id=task.id if task else None, variant=spec.variant, agent=agent.name, model=agent.model, trial=spec.trial,
         prompt=task.prompt(spec.variant) if task and spec.variant else None, start_url=start_url,
+        sites_url=ctx.sites_url if task is not None else None,  # `rig record`'s base URL is no sites server
         injected_fault=getattr(agent, "injected_fault", None), task_path=_task_path(task), start_hidden=hidden,
         live=network.live, resolve=network.resolve_values, ignore_https_errors=network.ignore_https_errors,
     )
-    allowed = None
-    if ctx.allow_hosts is not None and ctx.frozen is None:  # a frozen run reaches no network at all
-        allowed = sorted({*ctx.allow_hosts, *_site_hosts(ctx.sites_url), *task_hosts(task)})
-        episode.allowed_hosts = allowed
+    policy = None
+    if ctx.frozen is None and network.guarded(ctx.allow_hosts):  # a frozen run reaches no network at all
+        # the episode's own hosts: its start page (a recording's base URL too) and its task's origins
+        own = [spec.start(ctx.sites_url), ctx.sites_url if task is None else None]
+        policy = episode_policy(network.live, network.resolve, ctx.allow_hosts, task, own)
+        episode.allowed_hosts = sorted(policy.allowed) if policy.allowed is not None else None
     attempt_no = 0
     try:
         async for attempt in AsyncRetrying(
@@ -102,7 +107,7 @@ async def run_episode(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ct
                 if attempt_no > 1:
                     directory.keep_failed_attempt(attempt_no - 1)
                     logger.warning("{}: retrying after an infrastructure failure (attempt {})", spec.label, attempt_no)
-                await _attempt(spec, agent, directory, episode, ctx, allowed)
+                await _attempt(spec, agent, directory, episode, ctx, policy)
     except _Infra as exc:
         episode.finish("infra_error", str(exc.error), episode.steps)
     episode.attempts = attempt_no
@@ -110,16 +115,14 @@ async def run_episode(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ct
     return episode
 
 
-def _site_hosts(sites_url: str) -> list[str]:
-    """The sites server's `host:port` (always allowed: the task starts there)."""
-    parts = urlsplit(sites_url)
-    host = parts.hostname or ""
-    return [f"{host}:{parts.port or (443 if parts.scheme == 'https' else 80)}"] if host else []
-
-
 def _script_base(task: Task | None, sites_url: str) -> str:
     """Where relative URLs of the agent's scripts resolve: a start_url task's start page, else the sites server."""
     return task.start_url if task is not None and task.start_url is not None else sites_url
+
+
+def _site_is_theirs(task: Task | None) -> bool:
+    """Whether the episode starts on a site the rig does not serve (a start_url task's, a recording's)."""
+    return task is None or task.start_url is not None
 
 
 def _task_path(task: Task | None) -> str | None:
@@ -129,18 +132,21 @@ def _task_path(task: Task | None) -> str | None:
 
 
 async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episode: Episode, ctx: EpisodeContext,
-                   allowed: list[str] | None) -> None:
+                   policy: Policy | None) -> None:
     episode.status, episode.error, episode.ended_at = "incomplete", None, None
     episode.versions.playwright = playwright_version()
     directory.write_episode(episode)
     out_dir = directory.path
     rec: Recorder | None = None
     events: PageEvents | None = None
-    guard = HostGuard(allowed) if allowed is not None else None
+    guard = NetworkGuard(policy) if policy is not None else None
     politeness = ctx.pool.network.politeness if ctx.frozen is None else None
     gate: PoliteGate | None = None
     try:
-        async with ctx.pool.context(agent.needs_cdp) as (context, cdp_url, browser):
+        if guard is not None:
+            await guard.start()
+        proxy = guard.proxy_option if guard is not None else None
+        async with ctx.pool.context(agent.needs_cdp, proxy) as (context, cdp_url, browser):
             episode.versions.chromium = browser.version if browser is not None else None
             session = await ctx.frozen.attach(context) if ctx.frozen is not None else None
             if politeness is not None:  # routed before the allow-list (the last route registered runs first)
@@ -154,16 +160,23 @@ async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episo
                 guard.redact = rec.redactor.url
             page = context.pages[0] if context.pages else await context.new_page()
             record = gate.record if gate is not None else None
+            unreachable = None
+            deadline = time.monotonic() + ctx.budget.timeout_s  # the start page and the agent share the budget
             if episode.start_url and episode.start_url != "about:blank":
                 async with rec.action(Action(type="goto", value=episode.start_url)):
-                    await polite_goto(page, episode.start_url, politeness, record)
+                    unreachable = await _open_start(page, episode.start_url, politeness, record, deadline,
+                                                    site_is_live=episode.live and _site_is_theirs(spec.task), guard=guard)
             env = EpisodeEnv(
                 task=spec.task, variant=spec.variant, prompt=episode.prompt or "", start_url=episode.start_url or "",
                 sites_url=ctx.sites_url, context=context, page=page, recorder=rec, out_dir=out_dir, budget=ctx.budget,
                 cdp_url=cdp_url, console=ctx.console or sys.stdout, base_url=_script_base(spec.task, ctx.sites_url),
-                politeness=politeness, politeness_record=record,
+                politeness=politeness, politeness_record=record, network_guard=guard,
             )
-            status, error = await _drive(agent, env, rec, ctx.budget, browser, directory)
+            if unreachable is not None:
+                status, error = "site_unreachable", unreachable
+            else:
+                status, error = await _drive(agent, env, rec, ctx.budget, browser, directory,
+                                             started=deadline - ctx.budget.timeout_s)
             await events.finish()
             await _close_bounded(rec, context)
             episode.finish(status, rec.redactor.url(error) if error else None, rec.steps)
@@ -182,7 +195,9 @@ async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episo
         raise _Infra(InfraError(_redacted(rec, f"{type(exc).__name__}: {exc}"))) from None
     finally:
         if guard is not None:
-            episode.blocked_requests, episode.blocked_urls = guard.blocked, guard.urls
+            await guard.close()
+            episode.blocked_requests, episode.blocked_urls, episode.blocked = guard.blocked, guard.urls, guard.records
+            episode.refused_connections = guard.proxy.refused
         if gate is not None:
             episode.politeness = gate.record
         if events is not None:
@@ -190,12 +205,31 @@ async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episo
     logger.info("{}: {} ({} steps){}", spec.label, episode.status, episode.steps, f": {episode.error}" if episode.error else "")
 
 
-async def _drive(agent: Agent, env: EpisodeEnv, rec: Recorder, budget: Budget, browser: Browser | None,
-                 directory: EpisodeDir) -> tuple[Status, str | None]:
-    """Run the agent under its budgets; map the outcome to an episode status. A task-less episode (`rig record`)
-    needs no answer."""
+async def _open_start(page: Page, url: str, politeness: Politeness | None, record: PolitenessRecord | None,
+                      deadline: float, site_is_live: bool, guard: NetworkGuard | None) -> str | None:
+    """Open the episode's start page within the episode's budget. A live site's page that does not load (a timeout,
+    DNS, refused, TLS, no time left) is the site's failure: why, in words (status `site_unreachable`); the rig's own
+    failures (its proxy, its browser, its sites server) raise, as infrastructure."""
     try:
-        answer = await supervise(agent.run(env), budget, lambda: rec.steps)
+        await polite_goto(page, url, politeness, record, deadline=deadline)
+    except SiteUnreachable as exc:
+        if not site_is_live:
+            raise InfraError(str(exc)) from None
+        return str(exc)
+    except PlaywrightError as exc:
+        if not (site_is_live and is_site_failure(exc)):
+            raise
+        timeout_s = max(0.0, min(30.0, deadline - time.monotonic()))
+        return f"{url}: {failure_reason(exc, timeout_s, guard.failure(url) if guard is not None else None)}"
+    return None
+
+
+async def _drive(agent: Agent, env: EpisodeEnv, rec: Recorder, budget: Budget, browser: Browser | None,
+                 directory: EpisodeDir, started: float) -> tuple[Status, str | None]:
+    """Run the agent under its budgets (the wall-clock one counted from `started`, before the start page); map the
+    outcome to an episode status. A task-less episode (`rig record`) needs no answer."""
+    try:
+        answer = await supervise(agent.run(env), budget, lambda: rec.steps, started=started)
     except BudgetExceeded as exc:
         return exc.status, str(exc)
     except ParseFailure as exc:

@@ -19,15 +19,15 @@ from rig.episode_dir import EpisodeDir, RunsDir
 from rig.errors import InputError
 from rig.formats.episode import Episode
 from rig.formats.task import Task
+from rig.network.guard import GUARDED_CONTEXT_OPTIONS
+from rig.network.settings import Network
 from rig.runner.browsers import BrowserPool
 from rig.runner.episode import EpisodeContext, run_episode
-from rig.runner.hosts import ALLOW_LIST_CONTEXT_OPTIONS
-from rig.runner.live import Network
 from rig.runner.spec import EpisodeSpec
 from rig.sites import bundled_adapters
 
 #: Statuses of an episode that finished; `incomplete` and `infra_error` episodes are run again by --resume.
-COMPLETE = ("ok", "timeout", "agent_error", "parse_failure")
+COMPLETE = ("ok", "timeout", "agent_error", "parse_failure", "site_unreachable")
 
 
 def plan(tasks: list[Task], variants: list[str], agent: str, trials: int, runs: RunsDir | Path,
@@ -86,14 +86,13 @@ def _resume(spec: EpisodeSpec, runs: RunsDir) -> EpisodeSpec:
 
 
 def context_options(frozen: bool, allow_hosts: list[str] | None, network: Network | None = None) -> dict[str, Any] | None:
-    """Context options for episodes answered from a snapshot, allow-listed, or polite (service workers blocked in all:
-    their requests bypass routing)."""
+    """Context options for episodes answered from a snapshot, or guarded (allow-listed or live: service workers
+    blocked in all, their requests bypass routing)."""
     if frozen:
         from replay import REPLAY_CONTEXT_OPTIONS
 
         return dict(REPLAY_CONTEXT_OPTIONS)
-    routed = allow_hosts is not None or (network is not None and network.politeness is not None)
-    return dict(ALLOW_LIST_CONTEXT_OPTIONS) if routed else None
+    return dict(GUARDED_CONTEXT_OPTIONS) if (network or Network()).guarded(allow_hosts) else None
 
 
 def _complete(directory: EpisodeDir) -> bool:
@@ -135,9 +134,9 @@ async def run_local(
     `agents` is the agent of every spec, or, for a run of several, the agents by (name, identity) as the specs give
     them (`spec.agent`, `spec.identity`).
 
-    With `allow_hosts` (live runs), each context reaches only the sites server and those hosts (rig.runner.hosts).
-    `network` says whether the browser may reach the network, with which host mappings and politeness
-    (rig.runner.live).
+    With `allow_hosts`, each context reaches only its episode's start and task hosts and those hosts; `network` says
+    whether the browser may reach the network, with which host mappings and politeness (rig.network); a live or
+    allow-listed episode's context goes through a guard of its own (rig.network.guard).
     """
     by_name = agents if isinstance(agents, Mapping) else None
     stats = RunStats()
@@ -153,7 +152,7 @@ async def run_local(
     async with async_playwright() as pw:
         pool = BrowserPool(pw, headless=headless,
                            context_options=context_options(frozen is not None, allow_hosts, network),
-                           sealed=allow_hosts is not None, archive_only=frozen is not None,
+                           sealed=(network or Network()).guarded(allow_hosts), archive_only=frozen is not None,
                            network=network)
         ctx = EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(),
                              options=options, frozen=frozen, allow_hosts=allow_hosts)

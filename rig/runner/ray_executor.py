@@ -17,8 +17,8 @@ from rich.progress import Progress
 from rig.agents.base import Budget
 from rig.errors import InputError
 from rig.formats.episode import Episode
+from rig.network.settings import Network
 from rig.runner.config import RunConfig
-from rig.runner.live import Network
 from rig.runner.spec import EpisodeSpec, agent_identity
 
 
@@ -54,7 +54,7 @@ class EpisodeWorker:
             self.pw = await async_playwright().start()
             pool = BrowserPool(self.pw, headless=self.headless,
                                context_options=context_options(False, self.allow_hosts, self.network),
-                               sealed=self.allow_hosts is not None, network=self.network)
+                               sealed=(self.network or Network()).guarded(self.allow_hosts), network=self.network)
             self.ctx = EpisodeContext(pool=pool, sites_url=self.sites_url, budget=self.budget,
                                       adapters=bundled_adapters(), allow_hosts=self.allow_hosts)
         ep = await run_episode(spec, self.agents[spec.agent, spec.identity], spec.directory(RunsDir(self.runs_dir)), self.ctx)

@@ -14,9 +14,9 @@ from rig.episode_dir import EpisodeDir
 from rig.errors import InputError
 from rig.formats.actions import load_script
 from rig.formats.episode import Episode
+from rig.network.settings import Network, check_record_reachable
 from rig.runner.browsers import BrowserPool
 from rig.runner.episode import EpisodeContext, run_episode
-from rig.runner.live import Network, check_record_reachable
 from rig.runner.local import context_options
 from rig.runner.spec import EpisodeSpec
 from rig.sites import bundled_adapters
@@ -59,7 +59,7 @@ async def record_script(script: Path, out_dir: Path, start_url: str | None = Non
     base = start_url or first.goto
     check_record_reachable(base, network, "--start-url" if start_url else f"{script}: [0].goto")
     async with async_playwright() as pw:
-        pool = BrowserPool(pw, headless=headless, network=network)
+        pool = BrowserPool(pw, headless=headless, network=network, sealed=network.guarded(None))
         try:
             return await record_actions(await pool.get(), actions, out_dir, base_url=base,
                                         start_url=start_url, agent=f"scripted:{script}", network=network,

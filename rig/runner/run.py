@@ -11,20 +11,21 @@ from rich.progress import Progress
 from rig.agents.base import Agent
 from rig.agents.registry import make_agent
 from rig.episode_dir import RunsDir
-from rig.errors import InputError
+from rig.errors import InputError, Interrupted
 from rig.formats.episode import Episode
 from rig.formats.task import Task
 from rig.log import add_run_log
-from rig.runner.adapters import task_adapter
+from rig.network.policy import parse_hosts
+from rig.network.settings import check_reachable
 from rig.runner.config import VARIANTS, RunConfig
 from rig.runner.frozen import open_frozen
-from rig.runner.hosts import parse_hosts
-from rig.runner.live import check_reachable
-from rig.runner.local import claim, plan, run_local
-from rig.runner.spec import agent_identity
+from rig.runner.local import COMPLETE, claim, plan, run_local
+from rig.runner.spec import EpisodeSpec, agent_identity
+from rig.runner.step_images import recorder_options
+from rig.qa.stored import keep_in_run
 from rig.sites import SitesServer
-from rig.step_images import recorder_options
 from rig.tasks import bundled_tasks, resolve_task
+from rig.tasks.checks import check_task
 
 
 def select_tasks(refs: list[str]) -> list[Task]:
@@ -37,17 +38,40 @@ def select_tasks(refs: list[str]) -> list[Task]:
     return tasks
 
 
+class RunInterrupted(Interrupted):
+    """Ctrl-C stopped a run: `left` are the planned episodes that did not finish (`started` of them had begun and
+    say `incomplete`; the others have an empty directory), every one of them run again by `--resume`."""
+
+    def __init__(self, planned: list[EpisodeSpec], runs: RunsDir, trials: int) -> None:
+        self.left = [s for s in planned if not _finished(s, runs)]
+        self.started = sum(s.directory(runs).exists() for s in self.left)
+        needed = max((s.trial + 1 for s in self.left), default=trials)  # added trials are numbered after the others
+        again = "--resume" + (f" --trials {needed}" if needed > trials else "")
+        super().__init__(f"interrupted: {len(self.left)} of {len(planned)} episodes left incomplete in {runs.path} "
+                         f"({self.started} started, {len(self.left) - self.started} not started); what they recorded "
+                         f"is kept: run the same command with {again} to finish them")
+
+
+def _finished(spec: EpisodeSpec, runs: RunsDir) -> bool:
+    d = spec.directory(runs)
+    try:
+        return d.exists() and d.read_episode().status in (*COMPLETE, "infra_error")
+    except InputError:  # an episode.json torn by the interrupt is not a finished episode
+        return False
+
+
 def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
     """Run every (task, variant, agent, trial) episode into the runs directory; return their episode records.
 
-    With several agents, all their episodes share one browser, one sites server and one progress bar."""
+    With several agents, all their episodes share one browser, one sites server and one progress bar. Ctrl-C raises
+    `RunInterrupted` once the episodes under way have stopped (they stay `incomplete`, their files kept)."""
     config.check()
     allow = parse_hosts(config.allow_hosts) if config.allow_hosts is not None else None
     network = config.network()
     tasks = select_tasks(config.tasks)
     check_reachable(tasks, network, frozen=config.frozen is not None)  # before any episode
     for task in tasks:
-        task_adapter(task)  # a missing or bad adapter file fails the run before any episode
+        check_task(task)  # what `rig tasks validate` checks (adapter, db, reference solution, ...): before any episode
         if task.start_hidden and task.start_url and task.start_url in task.prompts.constraint + task.prompts.goal:
             logger.warning("{}: start_hidden, but a prompt names the start page {}", task.id, task.start_url)
     agents: dict[tuple[str, str], Agent] = {}
@@ -67,6 +91,8 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
                               identity=identity)]
     specs = claim(specs, runs, config.resume)
     runs.path.mkdir(parents=True, exist_ok=True)
+    if config.frozen is not None:
+        keep_in_run(config.frozen, runs.path)  # the snapshot's replay QA, for the run's report
     log = add_run_log(runs.log_file)
     try:
         if config.executor == "ray":
@@ -79,5 +105,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
                                          concurrency=config.concurrency, progress=progress, headless=config.headless,
                                          frozen=snapshot, allow_hosts=allow, network=network,
                                          options=recorder_options(config.step_images)))
+    except KeyboardInterrupt:
+        raise RunInterrupted(specs, runs, config.trials) from None
     finally:
         logger.remove(log)

@@ -1,38 +1,45 @@
-"""The page side of a bundled site: its Jinja templates, rendered with `root` (where the site is mounted), and its
-Starlette app with the site's static files and a 404 page in its own layout (`templates/404.html`)."""
+"""Rendering a site's Jinja2 templates under the path the site is mounted at (used by `bio`, `vuln`, `complaints`,
+`papers`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 
-class SitePages:
-    """The templates and static files of one site's folder (`templates/`, `static/`)."""
+def mount_base(request: Request) -> str:
+    """The path the site is mounted at (`/bio`), to prefix its own links with."""
+    return request.scope.get("root_path", "").rstrip("/")
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self._templates = Jinja2Templates(
-            env=jinja2.Environment(loader=jinja2.FileSystemLoader(folder / "templates"), autoescape=True))
 
-    def render(self, request: Request, name: str, status: int = 200, **context: Any) -> Response:
-        """A template rendered for a request, with `root` in its context."""
-        ctx = {"root": request.scope.get("root_path", ""), **context}
-        return self._templates.TemplateResponse(request, name, ctx, status_code=status)
+class Pages:
+    """A site's templates; every page gets `base` (the mount point) and `link(kind, id)` (`/<base>/<kind>/<id>`)."""
 
-    async def not_found(self, request: Request, exc: Exception) -> Response:
-        """A plain 404 page inside the site's layout."""
-        return self.render(request, "404.html", status=404, message=getattr(exc, "detail", "Not found"))
+    def __init__(self, directory: Path) -> None:
+        self.templates = Jinja2Templates(directory=str(directory))
 
-    def app(self, routes: list[BaseRoute]) -> Starlette:
-        """The site's app: its routes, `/static`, and the 404 page."""
-        static = Mount("/static", StaticFiles(directory=self.folder / "static"), name="static")
-        return Starlette(routes=[*routes, static], exception_handlers={404: self.not_found})
+    def render(self, request: Request, name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        """The template `name` as the response to `request`."""
+        base = mount_base(request)
+        context.update(base=base, link=lambda kind, ident: f"{base}/{kind}/{quote(str(ident), safe='')}")
+        return self.templates.TemplateResponse(request, name, context, status_code=status_code)
+
+    def not_found(self, request: Request, what: str) -> HTMLResponse:
+        """A 404 page (`not_found.html`) naming what is not there."""
+        return self.render(request, "not_found.html", status_code=404, what=what)
+
+    async def _any_other_path(self, request: Request, exc: Exception) -> HTMLResponse:
+        return self.not_found(request, f"page {request.url.path}")
+
+    def app(self, routes: list[BaseRoute], static: Path) -> Starlette:
+        """The site's app: its routes, its `static` folder at `/static`, a 404 page in its layout for any other path."""
+        mount = Mount("/static", StaticFiles(directory=str(static)), name="static")
+        return Starlette(routes=[*routes, mount], exception_handlers={404: self._any_other_path})

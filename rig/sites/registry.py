@@ -15,10 +15,11 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
 from recorders.adapter import SiteAdapter, load_adapter
+from rig.sites.database import Database
 from rig.sites.web import routes as web_routes
 
 #: Module names under rig.sites; each exposes `SITE: Site`.
-SITE_MODULES = ("flights", "stats", "eco", "complaints", "papers")
+SITE_MODULES = ("flights", "stats", "eco", "bio", "vuln", "complaints", "papers")
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,18 @@ class Site:
     adapter: Path
     #: Loads the site's data ahead of the first request (so no episode pays for it).
     warm: Callable[[], object] | None = None
+    #: The SQLite databases of hybrid tasks built from the site's data (`rig/sites/<site>/db.py`).
+    databases: tuple[Database, ...] = ()
 
 
 def bundled_sites() -> list[Site]:
     """Every bundled site, in a stable order."""
     return [importlib.import_module(f"rig.sites.{m}").SITE for m in SITE_MODULES]
+
+
+def bundled_databases() -> dict[str, Database]:
+    """Every bundled site's databases, by name."""
+    return {db.name: db for site in bundled_sites() for db in site.databases}
 
 
 def bundled_adapters() -> list[SiteAdapter]:

@@ -16,19 +16,15 @@ import sys
 import threading
 import time
 
-import uvicorn
-
 from rig.errors import InfraError
+from rig.local_server import LocalServer, bind, free_port
 from rig.sites.registry import bundled_sites, create_app
 
+__all__ = ["READY", "SitesServer", "free_port", "serve", "warm_sites"]
+
 READY = b"ready\n"
-
-
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+#: Seconds a child whose parent left gives its open requests before it exits anyway.
+_EXIT_GRACE_S = 5.0
 
 
 def warm_sites() -> None:
@@ -38,52 +34,37 @@ def warm_sites() -> None:
             site.warm()
 
 
-def _config(port: int | None = None, fd: int | None = None) -> uvicorn.Config:
-    return uvicorn.Config(create_app(), host="127.0.0.1", port=port or 0, fd=fd, log_level="warning",
-                          access_log=False, lifespan="off")
-
-
 def serve(port: int = 8765) -> None:
     """Serve the bundled sites until interrupted."""
+    server = LocalServer(create_app(), port, what="the bundled sites")
     warm_sites()
-    uvicorn.Server(_config(port)).run()
+    server.run()
 
 
 def _serve_child(fd: int) -> None:
     """The child's main: serve on the inherited socket `fd`; `ready` on stdout once serving; exit when stdin closes."""
     warm_sites()
-    server = uvicorn.Server(_config(fd=fd))
+    server = LocalServer(create_app(), what="the bundled sites", sock=socket.socket(fileno=fd))
 
     def announce() -> None:
-        while not server.started:
-            if server.should_exit:
-                return
-            time.sleep(0.02)
         sys.stdout.buffer.write(READY)
         sys.stdout.buffer.flush()
 
     def exit_with_parent() -> None:
         sys.stdin.buffer.read()  # returns at EOF: the parent closed its end or died
-        server.should_exit = True
-        time.sleep(5)
+        server.exit()
+        time.sleep(_EXIT_GRACE_S)
         os._exit(0)  # a request still hanging after the grace period does not keep the process alive
 
-    threading.Thread(target=announce, daemon=True).start()
     threading.Thread(target=exit_with_parent, daemon=True).start()
-    server.run()
+    server.run(on_started=announce)
 
 
 class SitesServer:
     """The bundled sites in a process of their own: `with SitesServer() as srv: srv.url`."""
 
     def __init__(self, port: int | None = None, start_timeout_s: float = 180.0) -> None:
-        self._sock = socket.socket()
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self._sock.bind(("127.0.0.1", port or 0))
-        except OSError as exc:
-            self._sock.close()
-            raise InfraError(f"cannot serve the bundled sites on 127.0.0.1:{port}: {exc}") from None
+        self._sock = bind(port, "the bundled sites")
         self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self._timeout = start_timeout_s
@@ -91,7 +72,6 @@ class SitesServer:
 
     def start(self) -> SitesServer:
         """Start the child, and return once it has loaded every site's data and serves."""
-        self._sock.listen(128)
         fd = self._sock.fileno()
         self._proc = subprocess.Popen(
             [sys.executable, "-c", f"from rig.sites.server import _serve_child; _serve_child({fd})"],

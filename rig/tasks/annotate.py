@@ -16,7 +16,7 @@ from recorders.models import Step
 from recorders.redact import REDACTED
 from replay.perform import local_part
 from rig.episode_dir import EpisodeDir
-from rig.errors import InputError
+from rig.errors import InputError, TaskError
 from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailure
 from rig.formats.episode import Episode
@@ -55,6 +55,7 @@ class Annotation:
     states: list[tuple[str, int, int]] = field(default_factory=list)  # (name, step, number of constraints)
     solution_actions: int | None = None
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _value(v: Any) -> str | list[str]:
@@ -203,12 +204,15 @@ def _answer(ed: EpisodeDir) -> Answer | None:
 
 
 def annotate_task(task_file: Path, episode_dir: Path, states: list[StateSpec], keys: list[str] | None = None, *,
-                  keep_solution: bool = False) -> Annotation:
+                  keep_solution: bool = False, allow_unfinished: bool = False, force: bool = False) -> Annotation:
     """Write `states` (each read from its step of the episode) into the task file as gold states with evidence
     requirements, and the episode's actions as its reference solution (unless `keep_solution`); the rest of the
-    file is kept. The result is validated by the task loader before it replaces the file.
+    file is kept. The result is validated as `rig tasks validate` does before it replaces the file, and the file as
+    it was is kept beside it as `TASK_FILE.bak`.
 
-    Raises InputError (TaskError for the task file) naming what is wrong; the task file is then unchanged."""
+    Refused (InputError, TaskError for the task file; the task file is then unchanged): an episode that did not end
+    `ok` (unless `allow_unfinished`), a reference solution without an `answer` action, and, unless `force`,
+    replacing a gold state of the same name or a reference solution the task already has."""
     if not states:
         raise InputError("--state", None, "give at least one NAME=STEP")
     dup = next((s.name for i, s in enumerate(states) if s.name in [t.name for t in states[:i]]), None)
@@ -218,14 +222,25 @@ def annotate_task(task_file: Path, episode_dir: Path, states: list[StateSpec], k
     data = yaml.safe_load(Path(task_file).read_text(encoding="utf-8"))
     ed = EpisodeDir(episode_dir)
     episode = ed.read_episode()
+    result = Annotation(task=task)
+    if episode.status != "ok":
+        if not allow_unfinished:
+            raise InputError(str(ed.episode_file), "status", f"the episode ended {episode.status!r}, not 'ok'"
+                             f"{f' ({episode.error})' if episode.error else ''}: its steps may stop short of the "
+                             "task; record it again, or pass --allow-unfinished to annotate from it anyway")
+        result.warnings.append(f"the episode ended {episode.status!r}, not 'ok' (--allow-unfinished): check that "
+                               "its steps are the states you mean")
     steps = ed.steps()
     if not steps:
         raise InputError(str(ed.trajectory_file), None, "the episode has no recorded steps")
     by_number = {s.step: s for s in steps}
-    result = Annotation(task=task)
     if episode.task_id and episode.task_id != task.id:
         result.notes.append(f"the episode was recorded for task {episode.task_id!r}, not {task.id!r}")
     bundled = task.site is not None
+    taken = sorted({s.name for s in states} & {s.name for s in task.gold_states})
+    if taken and not force:
+        raise TaskError(str(task_file), "gold_states", f"the task already has gold state(s) {', '.join(taken)}: "
+                                                       "--force replaces them (the old file is kept as .bak)")
     new_states, new_evidence = [], []
     for spec in sorted(states, key=lambda s: s.step):
         step = by_number.get(spec.step)
@@ -244,18 +259,34 @@ def annotate_task(task_file: Path, episode_dir: Path, states: list[StateSpec], k
     data["gold_states"] = merged + [s for s in new_states if s["name"] in replaced]
     data["evidence"] = [e for e in data.get("evidence") or [] if e.get("state") not in names] + new_evidence
     if not keep_solution:
-        solution = _Solution(episode, _answer(ed), bundled)
-        for step in steps:
-            solution.add(step)
-        script = solution.finish()
-        result.notes += solution.notes
-        if script:
-            if data.get("perturbations") and script != data.get("reference_solution"):
-                data.pop("perturbations")
-                result.notes.append("perturbations removed: they indexed the old reference solution")
-            data["reference_solution"] = script
-            result.solution_actions = len(script)
-        else:
-            result.notes.append("the episode holds no agent action the script format has: reference solution kept")
-    result.task = write_task_file(Path(task_file), data)
+        _solve(data, ed, episode, steps, result, bundled, force=force, task_file=task_file)
+    result.task = write_task_file(Path(task_file), data, backup=True)
     return result
+
+
+def _solve(data: dict[str, Any], ed: EpisodeDir, episode: Episode, steps: list[Step], result: Annotation,
+           bundled: bool, *, force: bool, task_file: Path) -> None:
+    """Put the episode's actions into `data` as the reference solution; TaskError when they hold no `answer` action
+    or would replace the task's own solution without `force`."""
+    solution = _Solution(episode, _answer(ed), bundled)
+    for step in steps:
+        solution.add(step)
+    script = solution.finish()
+    result.notes += solution.notes
+    if not script:
+        result.notes.append("the episode holds no agent action the script format has: reference solution kept")
+        return
+    if not any("answer" in a for a in script):
+        raise TaskError(str(task_file), "reference_solution", f"the episode's {len(script)} actions hold no `answer` "
+                        "action (it handed in no answer table composed from extracted tables), so they cannot be "
+                        "the task's reference solution: pass --keep-solution to write only the gold states")
+    current = data.get("reference_solution") or []
+    if current and current != script and not force:
+        raise TaskError(str(task_file), "reference_solution", f"the task already has a reference solution "
+                        f"({len(current)} actions): --force replaces it with the episode's {len(script)} (the old "
+                        "file is kept as .bak), --keep-solution keeps it")
+    if data.get("perturbations") and script != current:
+        data.pop("perturbations")
+        result.notes.append("perturbations removed: they indexed the old reference solution")
+    data["reference_solution"] = script
+    result.solution_actions = len(script)

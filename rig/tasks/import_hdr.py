@@ -15,7 +15,9 @@ from rig.tasks.importing import (
     read_jsonl,
     text_field,
 )
+from rig.tasks.checks import DB_SUFFIXES
 from rig.tasks.task_files import task_id_from
+from rig.tools.databases import bundled_databases
 
 ID = "id"
 #: The fields this importer maps; every other field (sql_knowledge_id, sub-questions, ...) is kept in `meta`.
@@ -92,6 +94,14 @@ def gold_table(answer: Any) -> tuple[list[str], list[list[str]]]:
     return [ANSWER_COLUMN], [[value]]
 
 
+def db_file(name: str) -> str:
+    """A record's `db` as the task's: a bundled database's name stays; any other names a LiveSQLBench database the
+    task file finds beside it, `<name>.sqlite` (a name that already is a file name is kept)."""
+    if name in bundled_databases() or name.endswith(DB_SUFFIXES) or "/" in name or "\\" in name:
+        return name
+    return f"{name}.sqlite"
+
+
 def task_data(r: dict[str, Any]) -> dict[str, Any]:
     """The task mapping of one record; RecordError naming the field."""
     source_id = text_field(r, ID)
@@ -112,7 +122,7 @@ def task_data(r: dict[str, Any]) -> dict[str, Any]:
                    "order": "any order" if len(rows) != 1 else "a single row"},
         "gold": {"rows": rows},
         "hybrid_type": kind,
-        **({"db": db} if db else {}),
+        **({"db": db_file(db)} if db else {}),
         **({"gold_sql": sql} if sql else {}),
         "data_version": "HybridDeepResearch",
         "meta": {"source": "hybrid-deep-research", "id": r.get(ID),

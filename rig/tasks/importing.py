@@ -11,6 +11,7 @@ from typing import Any
 from rig.errors import InputError, TaskError
 from rig.formats.files import read_limited
 from rig.formats.imports import ImportedTask, ImportProblem, ImportReport, SkippedTask
+from rig.formats.task import id_problem
 from rig.tasks.task_files import write_task_file
 
 #: A published benchmark's JSONL file: a few MB at most (SGR-Bench's is about 1 MB).
@@ -113,8 +114,8 @@ class TaskWriter:
         self.report.failed.append(problem)
 
     def write(self, task_id: str, data: dict[str, Any], source_ids: list[str], record: Record, id_field: str) -> None:
-        """Validate and write one task file `<out>/<task_id>.yaml`; a problem of `record` when it is invalid or its
-        id is taken by an earlier record of this import."""
+        """Validate and write one task file `<out>/<task_id>.yaml`; a problem of `record` when it is invalid, its id
+        cannot name a file or is taken by an earlier record of this import, or the file system refuses the file."""
         if not task_id:
             self.refuse(record.problem(id_field, "no usable task id: an id needs a letter or digit", id_field))
             return
@@ -122,15 +123,24 @@ class TaskWriter:
             self.refuse(record.problem(id_field, f"maps to task id {task_id!r}, already taken by "
                                                  f"{self._ids[task_id]!r} in this import", id_field))
             return
+        problem = id_problem(task_id)
+        if problem:
+            shown = task_id if len(task_id) <= 80 else f"{task_id[:80]}..."
+            self.refuse(record.problem(id_field, f"maps to task id {shown!r}, which cannot name its file: {problem}",
+                                       id_field))
+            return
         self._ids[task_id] = source_ids[0]
         path = self.out_dir / f"{task_id}.yaml"
-        if path.exists() and not self.force:
-            self.report.skipped.append(SkippedTask(id=task_id, file=str(path)))
-            return
         try:
+            if path.exists() and not self.force:
+                self.report.skipped.append(SkippedTask(id=task_id, file=str(path)))
+                return
             task = write_task_file(path, data)
         except TaskError as exc:
             self.refuse(record.problem(exc.field, f"the task it makes is invalid: {exc.reason}", id_field))
+            return
+        except OSError as exc:  # the file system refused this file (the rest may still be written)
+            self.refuse(record.problem(None, f"cannot write {path}: {exc.strerror or exc}", id_field))
             return
         self.report.imported.append(ImportedTask(id=task.id, file=str(path), source_ids=source_ids,
                                                  rows=len(task.gold.rows) if task.gold else None))

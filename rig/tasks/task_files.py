@@ -3,9 +3,8 @@ atomically. Importers and `rig tasks annotate` write through here."""
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,9 @@ import yaml
 
 from rig.errors import TaskError
 from rig.formats.task import Task
+from rig.tasks.checks import check_task
 from rig.tasks.loader import load_task
+from rigwarc.atomic import atomic_write
 
 #: What a task id may hold (rig.formats.task.Task.id).
 _ID_CHARS = re.compile(r"[^a-z0-9_.-]+")
@@ -21,8 +22,8 @@ _ID_CHARS = re.compile(r"[^a-z0-9_.-]+")
 
 def task_id_from(source_id: str) -> str:
     """A dataset's id as a task id: lower-case, each run of other characters than `a-z 0-9 _ . -` one `-`,
-    leading punctuation dropped (`CFPB 002` -> `cfpb-002`); empty when nothing is left."""
-    return _ID_CHARS.sub("-", source_id.strip().lower()).lstrip("_.-").rstrip("-")
+    leading punctuation and trailing `-` and `.` dropped (`CFPB 002` -> `cfpb-002`); empty when nothing is left."""
+    return _ID_CHARS.sub("-", source_id.strip().lower()).lstrip("_.-").rstrip(".-")
 
 
 class _TaskDumper(yaml.SafeDumper):
@@ -75,22 +76,29 @@ def dump_task(data: dict[str, Any]) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120)
 
 
-def write_task_file(path: Path, data: dict[str, Any]) -> Task:
-    """Validate `data` with the task loader (as the file it becomes), then put it at `path` atomically.
+def write_task_file(path: Path, data: dict[str, Any], *, backup: bool = False) -> Task:
+    """Validate `data` as `rig tasks validate` does (as the file it becomes), then put it at `path` atomically
+    (`backup`: the file it replaces is kept as `<path>.bak` first).
 
     Raises TaskError naming `path`, the field and the reason; nothing is written then."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".yaml")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dump_task(data))
+    loaded: list[Task] = []
+
+    def checked(tmp: Path) -> None:
+        tmp.write_text(dump_task(data), encoding="utf-8")
         try:
-            task = load_task(tmp)  # in the same directory: an adapter path resolves as it will
+            loaded.append(load_task(tmp))  # in the same directory: an adapter or db path resolves as it will
+            check_task(loaded[0], path)
         except TaskError as exc:
             raise TaskError(str(path), exc.field, exc.reason) from None
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        if backup and path.exists():
+            keep_backup(path)
+
+    atomic_write(path, checked, suffix=".yaml")
+    task = loaded[0]
     task._source = str(path.resolve())
     return task
+
+
+def keep_backup(path: Path) -> Path:
+    """Copy `path` to `<path>.bak` (atomically, replacing an older one); the copy's path."""
+    return atomic_write(path.with_name(path.name + ".bak"), lambda tmp: shutil.copy2(path, tmp))

@@ -1,3 +1,5 @@
-"""The data side of the tool server, as pure functions: read-only SQL (`sql`), PDF text (`pdf`), knowledge catalogs
-(`knowledge`), web search (`search`) and the bundled databases (`databases`). Agents' tool handlers and the grader
-call them; nothing here knows about browsers, agents or grading (docs/tools.md)."""
+"""The tool server's tools: the registry declaring each once (`registry`, `tool`), the session protocol they work on
+(`session`), and their data side as pure functions: read-only, bounded SQL (`sql`, the one SQL runner, which grading
+shares), PDF text (`pdf`), knowledge catalogs (`knowledge`), web search (`search`), finding a task's database
+(`databases`) and answer limits (`answers`). Nothing here imports a browser library, agents or grading
+(docs/tools.md)."""

@@ -31,6 +31,7 @@ from rig.errors import InfraError, InputError
 from rig.sites.web import page_paths
 from rig.tools.databases import cache_dir
 from rig.tools.errors import ToolError
+from rigwarc.atomic import atomic_write
 
 #: HybridDeepResearch's limits: a query of at most 400 characters and 50 words, at most 50 hits.
 MAX_QUERY_CHARS, MAX_QUERY_WORDS, MAX_COUNT = 400, 50, 50
@@ -166,10 +167,7 @@ def load_documents(snapshots: Path = SNAPSHOTS_DIR, cache: Path | None = None) -
         except (ValueError, TypeError):
             path.unlink(missing_ok=True)  # a torn cache file is rebuilt
     docs = extract_documents(snapshots)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps([asdict(d) for d in docs], ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps([asdict(d) for d in docs], ensure_ascii=False))
     return docs
 
 

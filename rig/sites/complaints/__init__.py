@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from rig.sites.complaints.app import build_app
-from rig.sites.complaints.data import DB
+from rig.sites.complaints.data import connection
 from rig.sites.registry import Site
 
 SITE = Site(
@@ -14,5 +14,5 @@ SITE = Site(
                    "URL pushed per query; list, trends by period, facet counts, CSV export of the view",
     build_app=build_app,
     adapter=Path(__file__).parent / "adapter.yaml",
-    warm=DB.connection,
+    warm=connection,
 )

@@ -8,7 +8,6 @@ import io
 from pathlib import Path
 from typing import Any
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -30,9 +29,10 @@ from rig.sites.complaints.query import (
     parse_query,
     trend_rows,
 )
-from rig.sites.pages import SitePages
+from rig.sites.pages import Pages
 
-PAGES = SitePages(Path(__file__).parent)
+_HERE = Path(__file__).parent
+PAGES = Pages(_HERE / "templates")
 _DETAIL_FIELDS = ("date_received", "product", "sub_product", "issue", "company", "state", "submitted_via",
                   "company_response", "timely", "narrative")
 
@@ -62,10 +62,10 @@ async def detail(request: Request) -> Response:
     try:
         ident = int(request.path_params["id"])
     except ValueError:
-        raise HTTPException(404, "No such complaint") from None
+        return PAGES.not_found(request, f"complaint {request.path_params['id']}")
     row = fetch(f"SELECT {', '.join(_DETAIL_FIELDS)} FROM complaints WHERE id = ?", [ident])
     if not row:
-        raise HTTPException(404, "No such complaint")
+        return PAGES.not_found(request, f"complaint {ident}")
     return PAGES.render(request, "detail.html", id=ident, c=dict(zip(_DETAIL_FIELDS, row[0])))
 
 
@@ -123,4 +123,4 @@ def build_app() -> ASGIApp:
         Route("/detail/{id}", detail),
         Route("/api/search", api_search),
         Route("/api/subproducts", subproducts),
-    ])
+    ], static=_HERE / "static")

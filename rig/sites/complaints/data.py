@@ -212,21 +212,28 @@ def complaints() -> tuple[Complaint, ...]:
     return tuple(Complaint(3_100_001 + i, *d) for i, d in enumerate(drafts))
 
 
-def _build(db: sqlite3.Connection) -> None:
-    db.executescript(
-        "CREATE TABLE complaints (id INTEGER PRIMARY KEY, date_received TEXT, product TEXT, sub_product TEXT,"
-        " issue TEXT, company TEXT, state TEXT, submitted_via TEXT, company_response TEXT, timely TEXT,"
-        " narrative TEXT);"
-        "CREATE INDEX complaints_date ON complaints (date_received);"
-        "CREATE VIRTUAL TABLE complaints_fts USING fts5(narrative, issue, company, content='complaints',"
-        " content_rowid='id', tokenize='unicode61');"
-    )
-    db.executemany("INSERT INTO complaints VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                   [tuple(vars(c).values()) for c in complaints()])
-    db.execute("INSERT INTO complaints_fts (rowid, narrative, issue, company) "
-               "SELECT id, narrative, issue, company FROM complaints")
+_SCHEMA = (
+    "CREATE TABLE complaints (id INTEGER PRIMARY KEY, date_received TEXT, product TEXT, sub_product TEXT,"
+    " issue TEXT, company TEXT, state TEXT, submitted_via TEXT, company_response TEXT, timely TEXT,"
+    " narrative TEXT);"
+    "CREATE INDEX complaints_date ON complaints (date_received);"
+    "CREATE VIRTUAL TABLE complaints_fts USING fts5(narrative, issue, company, content='complaints',"
+    " content_rowid='id', tokenize='unicode61');"
+)
+
+
+def _tables() -> dict[str, list[dict[str, object]]]:
+    rows = [vars(c) for c in complaints()]
+    return {"complaints": rows,
+            "complaints_fts": [{"rowid": r["id"], "narrative": r["narrative"], "issue": r["issue"],
+                                "company": r["company"]} for r in rows]}
 
 
 #: The register's database (built on first use).
-DB = MemoryDB(_build)
-fetch = DB.fetch
+DB = MemoryDB(_SCHEMA, _tables)
+fetch = DB.query
+
+
+def connection() -> sqlite3.Connection:
+    """The loaded database (the site's `warm`: built before the server accepts requests)."""
+    return DB.connection

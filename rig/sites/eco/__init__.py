@@ -4,6 +4,7 @@ from pathlib import Path
 
 from rig.sites.eco.app import build_app
 from rig.sites.eco.data import _connection
+from rig.sites.eco.db import DATABASE
 from rig.sites.registry import Site
 
 SITE = Site(
@@ -14,4 +15,5 @@ SITE = Site(
     build_app=build_app,
     adapter=Path(__file__).parent / "adapter.yaml",
     warm=_connection,
+    databases=(DATABASE,),
 )

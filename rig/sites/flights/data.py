@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from rig.sites.database import frame_rows
+
 #: The three New York City origin airports in the data.
 ORIGINS = ("EWR", "JFK", "LGA")
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -42,14 +44,8 @@ _local = threading.local()
 
 
 def _rows(df: pd.DataFrame) -> list[tuple]:
-    """DataFrame rows as tuples of plain Python values (missing -> None, whole-number floats -> int)."""
-    cols = []
-    for name in df.columns:
-        col = df[name]
-        if col.dtype.kind == "f" and (col.dropna() % 1 == 0).all():
-            col = col.astype("Int64")
-        cols.append(col.to_numpy(dtype=object, na_value=None).tolist())
-    return list(zip(*cols))
+    """Every row of a DataFrame as plain Python values (`rig.sites.database.frame_rows`)."""
+    return frame_rows(df, list(df.columns))
 
 
 def _flight_rows(flights: pd.DataFrame, airports: pd.DataFrame) -> pd.DataFrame:

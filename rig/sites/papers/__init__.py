@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from rig.sites.papers.app import build_app
-from rig.sites.papers.data import DB
+from rig.sites.papers.data import connection
 from rig.sites.registry import Site
 
 SITE = Site(
@@ -14,5 +14,5 @@ SITE = Site(
                    "paginated results with type facets, article pages whose tables are the evidence",
     build_app=build_app,
     adapter=Path(__file__).parent / "adapter.yaml",
-    warm=DB.connection,
+    warm=connection,
 )

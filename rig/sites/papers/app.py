@@ -7,18 +7,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from rig.sites.pages import SitePages
+from rig.sites.pages import Pages, mount_base
 from rig.sites.papers.data import FIRST_YEAR, LAST_YEAR, TYPES, by_id, fetch
 from rig.sites.papers.query import SORTS, SearchError, parse_search, run_search, scope_params, with_clause
 from rig.sites.querylang import canonical
 
-PAGES = SitePages(Path(__file__).parent)
+_HERE = Path(__file__).parent
+PAGES = Pages(_HERE / "templates")
 RESULT_COLUMNS = ("Title", "Authors", "Journal", "Year", "Type", "Open access", "Cited by", "ID")
 
 
@@ -38,9 +38,9 @@ async def search(request: Request) -> Response:
     try:
         s = parse_search(query, sort, qp.get("page", ""))
     except SearchError as exc:
-        return PAGES.render(request, "search.html", status=400, error=str(exc), sort=sort or "relevance", **ctx)
+        return PAGES.render(request, "search.html", status_code=400, error=str(exc), sort=sort or "relevance", **ctx)
     res = run_search(s)
-    base = f"{request.scope.get('root_path', '')}/search?"
+    base = f"{mount_base(request)}/search?"
 
     def link(**over: Any) -> str:
         params = {"query": s.query, "sort": s.sort, "page": res.page, **over}
@@ -71,7 +71,7 @@ async def article(request: Request) -> Response:
     """One article: its record and abstract, and for an open-access article the full text with its tables."""
     a = by_id().get(request.path_params["id"])
     if a is None:
-        raise HTTPException(404, "No such article")
+        return PAGES.not_found(request, f"article {request.path_params['id']}")
     return PAGES.render(request, "article.html", a=a)
 
 
@@ -83,4 +83,4 @@ def build_app() -> ASGIApp:
         Route("/advanced", advanced),
         Route("/help", help_page),
         Route("/article/{id}", article),
-    ])
+    ], static=_HERE / "static")

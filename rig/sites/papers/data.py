@@ -436,20 +436,29 @@ def by_id() -> dict[str, Article]:
     return {a.id: a for a in articles()}
 
 
-def _build(db: sqlite3.Connection) -> None:
-    db.executescript(
-        "CREATE TABLE articles (n INTEGER PRIMARY KEY, id TEXT UNIQUE, title TEXT, authors TEXT, journal TEXT,"
-        " pub_date TEXT, year INTEGER, type TEXT, open_access TEXT, cited INTEGER);"
-        "CREATE VIRTUAL TABLE papers_fts USING fts5(title, abstract, authors, journal, body, tokenize='unicode61');"
-    )
+_SCHEMA = (
+    "CREATE TABLE articles (n INTEGER PRIMARY KEY, id TEXT UNIQUE, title TEXT, authors TEXT, journal TEXT,"
+    " pub_date TEXT, year INTEGER, type TEXT, open_access TEXT, cited INTEGER);"
+    "CREATE VIRTUAL TABLE papers_fts USING fts5(title, abstract, authors, journal, body, tokenize='unicode61');"
+)
+
+
+def _tables() -> dict[str, list[dict[str, object]]]:
     rows = list(enumerate(articles(), start=1))
-    db.executemany("INSERT INTO articles VALUES (?,?,?,?,?,?,?,?,?,?)",
-                   [(n, a.id, a.title, ", ".join(a.authors), a.journal, a.pub_date, a.year, a.type,
-                     "y" if a.open_access else "n", a.cited) for n, a in rows])
-    db.executemany("INSERT INTO papers_fts (rowid, title, abstract, authors, journal, body) VALUES (?,?,?,?,?,?)",
-                   [(n, a.title, a.abstract, ", ".join(a.authors), a.journal, a.body) for n, a in rows])
+    return {
+        "articles": [{"n": n, "id": a.id, "title": a.title, "authors": ", ".join(a.authors), "journal": a.journal,
+                      "pub_date": a.pub_date, "year": a.year, "type": a.type,
+                      "open_access": "y" if a.open_access else "n", "cited": a.cited} for n, a in rows],
+        "papers_fts": [{"rowid": n, "title": a.title, "abstract": a.abstract, "authors": ", ".join(a.authors),
+                        "journal": a.journal, "body": a.body} for n, a in rows],
+    }
 
 
 #: The archive's database (built on first use).
-DB = MemoryDB(_build)
-fetch = DB.fetch
+DB = MemoryDB(_SCHEMA, _tables)
+fetch = DB.query
+
+
+def connection() -> sqlite3.Connection:
+    """The loaded database (the site's `warm`: built before the server accepts requests)."""
+    return DB.connection

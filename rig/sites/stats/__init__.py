@@ -5,6 +5,7 @@ from pathlib import Path
 from rig.sites.registry import Site
 from rig.sites.stats.app import build_app
 from rig.sites.stats.data import _connection
+from rig.sites.stats.db import DATABASE
 
 SITE = Site(
     name="stats",
@@ -14,4 +15,5 @@ SITE = Site(
     build_app=build_app,
     adapter=Path(__file__).parent / "adapter.yaml",
     warm=_connection,
+    databases=(DATABASE,),
 )
