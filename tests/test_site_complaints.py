@@ -1,8 +1,7 @@
 """The complaints site (Consumer Complaint Register) in real Chromium and over HTTP: the search page that drives the
 search API and writes the applied query into the URL, the product/sub-product hierarchy, views, the CSV export of
 the current view (fetched, hence archived), complaint pages, and the adapter. Its tasks'
-episodes, recorded once through the real runner (the reference on every task, each perturbation kind on one),
-graded live and frozen from the shipped snapshot with a trap where the sites' origin would be."""
+episodes are graded in tests/test_site_episodes.py."""
 
 from __future__ import annotations
 
@@ -11,41 +10,12 @@ import io
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import pytest
-from site_runs import (
-    SNAPSHOTS,
-    assert_labels_agree,
-    assert_reference_perfect,
-    frozen_trap,
-    once_each,
-    record_site,
-    same_grades,
-)
 
 from recorders.adapter import load_adapter
-from rig.agents.perturbed import KINDS
 from rig.sites.complaints import SITE
 from rig.sites.complaints.gold import GOLD
 
 READY = '#results-area[data-state="ready"]'
-TASKS = sorted(GOLD)
-#: The task each perturbation kind runs on: intent rewriting on the paginated task (a result page is dropped).
-PLAN = once_each(TASKS, {
-    "scope_drift": "complaints-04",
-    "criterion_mismatch": "complaints-01",
-    "retrieval_dependency": "complaints-02",
-    "intent_rewriting": "complaints-04",
-    "page_misreading": "complaints-03",
-    "answer_composition": "complaints-02",
-})
-
-
-@pytest.fixture(scope="module")
-def live(sites_url, tmp_path_factory):
-    """The reference on every complaints task and each perturbation kind on one, recorded once and graded."""
-    return record_site([], tmp_path_factory.mktemp("complaints-live"), sites_url=sites_url, plan=PLAN)
-
-
 def _query(url: str) -> dict[str, list[str]]:
     return parse_qs(urlsplit(url).query)
 
@@ -188,32 +158,3 @@ def test_adapter_reads_the_applied_query():
     tags = {name: d.tag for name, d in adapter.dimensions.items()}
     assert tags["search_term"] == tags["sub_product"] == tags["interval"] == "criterion"
     assert tags["product"] == tags["date_received"] == tags["state"] == tags["company"] == "scope"
-
-
-def test_reference_episodes_score_1_and_reach_every_gold_state(live):
-    grades, _ = live
-    assert_reference_perfect(grades, TASKS)
-    for task in TASKS:
-        cited = grades[task, "reference"].citations
-        assert cited and all(c.verified and c.state_anchored for c in cited), (task, cited)
-
-
-def test_every_perturbation_is_labelled_with_its_injected_category(live):
-    grades, summary = live
-    assert_labels_agree(grades, TASKS, summary)
-    assert not any(g.passed for (_, agent), g in grades.items() if agent != "reference")
-
-
-def test_frozen_replay_reaches_no_origin_and_grades_the_same(live, tmp_path_factory):
-    """The shipped snapshot answers every perturbed episode of the plan and one reference with nothing listening where
-    the sites were: no request reaches the frozen origin, no replay miss (record_site checks), every grade as live.
-    The references of every task are replayed frozen by test_replay_frozen.py."""
-    grades, _ = live
-    plan = {**PLAN, "reference": TASKS[:1]}
-    with frozen_trap() as trap:
-        frozen, _ = record_site([], tmp_path_factory.mktemp("complaints-frozen"), frozen=SNAPSHOTS / "complaints",
-                                plan=plan)
-    assert trap is None or trap.requests == [], [r.target for r in trap.requests]
-    assert len(frozen) == len(KINDS) + 1
-    for key, got in frozen.items():
-        same_grades(grades[key], got)

@@ -1,50 +1,18 @@
 """The papers site (OpenLit Archive) in real Chromium and over HTTP: the advanced-search form that builds a query,
 the server's reading of it (the results table's data-scope), the orders, pages and facets, article pages whose tables
 are the evidence (full text for open-access articles only), and the adapter. Its tasks'
-episodes, recorded once through the real runner (the reference on every task, each perturbation kind on one),
-graded live and frozen from the shipped snapshot with a trap where the sites' origin would be."""
+episodes are graded in tests/test_site_episodes.py."""
 
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import pytest
-from site_runs import (
-    SNAPSHOTS,
-    assert_labels_agree,
-    assert_reference_perfect,
-    frozen_trap,
-    once_each,
-    record_site,
-    same_grades,
-)
 
 from recorders.adapter import load_adapter
-from rig.agents.perturbed import KINDS
 from rig.sites.papers import SITE
 from rig.sites.papers.app import build_app
 from rig.sites.papers.data import articles
-from rig.sites.papers.gold import GOLD
-
-TASKS = sorted(GOLD)
-#: The task each perturbation kind runs on: intent rewriting on the paginated task (a result page is dropped).
-PLAN = once_each(TASKS, {
-    "scope_drift": "papers-01",
-    "criterion_mismatch": "papers-02",
-    "retrieval_dependency": "papers-03",
-    "intent_rewriting": "papers-04",
-    "page_misreading": "papers-03",
-    "answer_composition": "papers-01",
-})
-
-
-@pytest.fixture(scope="module")
-def live(sites_url, tmp_path_factory):
-    """The reference on every papers task and each perturbation kind on one, recorded once and graded."""
-    return record_site([], tmp_path_factory.mktemp("papers-live"), sites_url=sites_url, plan=PLAN)
-
-
 def _client() -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app()), base_url="http://sites")
 
@@ -139,32 +107,3 @@ def test_adapter_reads_the_archives_reading_of_the_query():
     tags = {name: d.tag for name, d in adapter.dimensions.items()}
     assert tags["title"] == tags["terms"] == tags["abstract"] == "criterion"
     assert tags["pub_year"] == tags["pub_type"] == tags["open_access"] == tags["author"] == "scope"
-
-
-def test_reference_episodes_score_1_and_reach_every_gold_state(live):
-    grades, _ = live
-    assert_reference_perfect(grades, TASKS)
-    for task in TASKS:
-        cited = grades[task, "reference"].citations
-        assert cited and all(c.verified and c.state_anchored for c in cited), (task, cited)
-
-
-def test_every_perturbation_is_labelled_with_its_injected_category(live):
-    grades, summary = live
-    assert_labels_agree(grades, TASKS, summary)
-    assert not any(g.passed for (_, agent), g in grades.items() if agent != "reference")
-
-
-def test_frozen_replay_reaches_no_origin_and_grades_the_same(live, tmp_path_factory):
-    """The shipped snapshot answers every perturbed episode of the plan and one reference with nothing listening where
-    the sites were: no request reaches the frozen origin, no replay miss (record_site checks), every grade as live.
-    The references of every task are replayed frozen by test_replay_frozen.py."""
-    grades, _ = live
-    plan = {**PLAN, "reference": TASKS[:1]}
-    with frozen_trap() as trap:
-        frozen, _ = record_site([], tmp_path_factory.mktemp("papers-frozen"), frozen=SNAPSHOTS / "papers",
-                                plan=plan)
-    assert trap is None or trap.requests == [], [r.target for r in trap.requests]
-    assert len(frozen) == len(KINDS) + 1
-    for key, got in frozen.items():
-        same_grades(grades[key], got)

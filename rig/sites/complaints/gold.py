@@ -54,13 +54,18 @@ def peak_month_01(df: pd.DataFrame) -> str:
     return unique_top(cohort(df, "Debt collection", "2022-01-01", "2022-12-31", _medical).groupby("month").size())
 
 
+def _oldest_first(rows: pd.DataFrame, columns: list[str]) -> list[list[str]]:
+    """The rows in order of receipt (the register's "oldest first"), as text cells of `columns` after the id."""
+    rows = rows.sort_values(["date_received", "id"])
+    return [[str(r.id), *(getattr(r, c) for c in columns)] for r in rows.itertuples()]
+
+
 def complaints_01() -> list[list[str]]:
     """The peak month's medical-or-doctor debt-collection complaints, oldest first."""
     df = frame()
     month = peak_month_01(df)
     rows = cohort(df[df["month"] == month], "Debt collection", "2022-01-01", "2022-12-31", _medical)
-    rows = rows.sort_values(["date_received", "id"])
-    return [[str(r.id), r.date_received, r.sub_product, r.company, r.state] for r in rows.itertuples()]
+    return _oldest_first(rows, ["date_received", "sub_product", "company", "state"])
 
 
 def top_company_02(df: pd.DataFrame) -> str:
@@ -107,8 +112,7 @@ def complaints_04() -> list[list[str]]:
     state = top_state_04(df)
     private = df[(df["sub_product"] == "Private student loan") & (df["state"] == state)]
     rows = cohort(private, "Student loan", "2022-01-01", "2023-12-31", _forbearance)
-    rows = rows.sort_values(["date_received", "id"])
-    return [[str(r.id), r.date_received, r.company, r.issue] for r in rows.itertuples()]
+    return _oldest_first(rows, ["date_received", "company", "issue"])
 
 
 GOLD: dict[str, Callable[[], list[list[str]]]] = {
