@@ -120,3 +120,16 @@ async def context(browser):
 @pytest.fixture
 async def page(context):
     return await context.new_page()
+
+
+#: Fixtures so costly to build that every test using them runs in one pytest-xdist worker (`--dist loadgroup`),
+#: which builds them once: the recorded runs of tests/real_runs.py.
+_SHARED_ONCE = ("real_runs",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group the tests of each costly session fixture onto one worker (a no-op without pytest-xdist)."""
+    for item in items:
+        for name in _SHARED_ONCE:
+            if name in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(name))

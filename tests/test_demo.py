@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from rig.agents.perturbed import KINDS
-from rig.commands.demo import HYBRID, SUBSET
+from rig.commands.demo import HYBRID, TRANSPORT, design, family_tasks
+from rig.tasks import bundled_tasks
 
 RIG = Path(sys.executable).with_name("rig")
 
@@ -28,15 +29,20 @@ def test_demo_records_grades_and_reports_then_resumes(tmp_path):
     assert (out / "report" / "index.html").is_file()
 
     summary = json.loads((out / "runs" / "summary.json").read_text())
-    assert summary["episodes"] == summary["scored"] == len(SUBSET) * (1 + len(KINDS)) + 1 and summary["infra"] == 0
+    families = family_tasks(bundled_tasks())
+    planned = design(bundled_tasks())
+    assert summary["episodes"] == summary["scored"] == len(families) + 1 + len(KINDS) + 1 and summary["infra"] == 0
     assert summary["label_agreement"]["overall"] == 1.0
     reference = next(g for g in summary["groups"] if g["agent"] == "reference")
     assert (reference["row_f1"], reference["poa"], reference["gold_state_reach"]) == (1.0, 1.0, 1.0)
     assert reference["record_episodes"] == 1 and reference["record_hard_f1"] == 1.0  # the evidence-records task
+    assert set(reference["families"]) == {t.family for t in families}, "every family is shown"
+    faulted = {planned[f"perturbed:{k}"][0] for k in KINDS}
+    assert faulted == {t.id for t in families if t.family != TRANSPORT}, "each SGR family's task takes a fault"
     for g in summary["groups"]:
         if g["agent"] != "reference":
             kind = g["agent"].removeprefix("perturbed:")
-            assert g["failures"][kind] == len(SUBSET), (kind, g["failures"])
+            assert g["failures"][kind] == 1, (kind, g["failures"])
     assert "record F1 soft/hard" in done.stdout and "label" in done.stdout
     hybrid = json.loads(next(out.glob(f"runs/{HYBRID}/constraint/reference/trial-0/grade.json")).read_text())
     assert hybrid["hybrid"]["passed"] and hybrid["site_found"], hybrid["hybrid"]

@@ -1,9 +1,10 @@
 """`rig demo`: the main job on the bundled sites, offline, with no API key.
 
-Serves the bundled sites; runs the reference agent and the six fault-injected agents on a
-representative subset of SGR-mini (one task per site plus a record-taking task, constraint prompts; `--all`: every task, both
-prompts), all in one run, and the reference agent on one hybrid web+SQL task through the recorded MCP tool server;
-records every episode; grades the run; writes the report.
+Serves the bundled sites and runs a small designed run (constraint prompts): the reference agent on one task of
+every source family (SGR-Bench's six and the transport site) and on a task that takes evidence records, each of the
+six fault-injected agents on one family's task (the faults taken in turn over the families), and the reference agent
+on one hybrid web+SQL task through the recorded MCP tool server; records every episode; grades the run; writes the
+report. `--all`: every agent on every task, both prompts.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import typer
 from loguru import logger
 from rich.progress import Progress
 
-from rig.agents.perturbed import KINDS
+from rig.agents.perturbed import KINDS, check_supported
 from rig.commands.console import labelled, progress, say, table
+from rig.errors import InputError
 from rig.formats.summary import Summary
+from rig.formats.task import Task
 from rig.grading.runs import grade_runs
 from rig.report.build import write_report
 from rig.runner.config import RunConfig
@@ -24,25 +27,61 @@ from rig.runner.run import run
 from rig.sites import SitesServer
 from rig.tasks import bundled_tasks
 
-#: The representative subset: one task per site, each exercising a different state mechanism, and one task that
-#: takes evidence records (so the report shows record metrics).
-SUBSET = ("flights-03", "stats-02", "eco-02", "flights-06")
+#: The task that stands for its family where a family has several (else the family's first task by id): each
+#: exercises a different state mechanism.
+PREFERRED = ("flights-03", "stats-02", "eco-02")
+#: A task that takes evidence records (so the report shows record metrics), run by the reference agent.
+RECORDS = "flights-06"
 AGENTS = ("reference", *(f"perturbed:{k}" for k in KINDS))
 #: A hybrid web+SQL task from SGR-tools, solved by the reference agent's tool-call script through the episode's
 #: recorded MCP tool server (web_search finds the portal, web_fetch reads it, run_sql computes the answer).
 HYBRID = "hybrid-s2sql-03"
+#: The family that is none of SGR-Bench's six: it takes no fault in the demo's design.
+TRANSPORT = "transport"
+
+
+def family_tasks(tasks: list[Task]) -> list[Task]:
+    """One bundled web task per source family (SGR-Bench's families first, transport last): the preferred one, else
+    the family's first by id."""
+    by_family: dict[str, list[Task]] = {}
+    for task in sorted(tasks, key=lambda t: t.id):
+        if task.site is not None and not task.id.startswith("hybrid-"):
+            by_family.setdefault(task.family, []).append(task)
+    chosen = [next((t for t in group if t.id in PREFERRED), group[0]) for group in by_family.values()]
+    return sorted(chosen, key=lambda t: (t.family == TRANSPORT, t.family))
+
+
+def design(tasks: list[Task]) -> dict[str, list[str]]:
+    """Which tasks each agent runs: the reference agent every family's task and the records task; fault `i` the `i`-th
+    family's task, or the next family's that can take it."""
+    families = family_tasks(tasks)
+    sgr = [t for t in families if t.family != TRANSPORT] or families
+    plan = {"reference": [t.id for t in families] + [RECORDS]}
+    for i, kind in enumerate(KINDS):
+        for task in sgr[i % len(sgr):] + sgr[:i % len(sgr)]:
+            try:
+                check_supported(task, kind)
+            except InputError:
+                continue
+            plan[f"perturbed:{kind}"] = [task.id]
+            break
+        else:
+            raise InputError("rig demo", None, f"no family's task can take the fault {kind}")
+    return plan
 
 
 def run_demo(out_dir: Path, *, all_tasks: bool = False, concurrency: int = 2,
              progress: Progress | None = None) -> tuple[Summary, Path]:
     """Run, grade and report the demo; return the run summary and the report's index page."""
     runs_dir = out_dir / "runs"
-    tasks = [t.id for t in bundled_tasks()] if all_tasks else list(SUBSET)
+    bundled = bundled_tasks()
+    by_agent = None if all_tasks else design(bundled)
+    tasks = [t.id for t in bundled] if by_agent is None else sorted({i for ids in by_agent.values() for i in ids})
     variants = ["constraint", "goal"] if all_tasks else ["constraint"]
     with SitesServer() as srv:
         logger.info("bundled sites at {}", srv.url)
         run(RunConfig(tasks=tasks, agent=list(AGENTS), runs_dir=runs_dir, variants=variants, concurrency=concurrency,
-                      resume=True, sites_url=srv.url), progress)
+                      resume=True, sites_url=srv.url, tasks_by_agent=by_agent), progress)
         run(RunConfig(tasks=[HYBRID], agent="reference", runs_dir=runs_dir, variants=variants, resume=True,
                       sites_url=srv.url), progress)
     summary = grade_runs(runs_dir)

@@ -24,7 +24,7 @@ from rig.errors import FOUND, INFRA
 from rig.formats.episode import Episode
 from rig.network.settings import Network
 from rig.runner.record import record_script
-from rig.runner.step_images import recorder_options
+from rig.runner.step_images import DEFAULT_STEP_IMAGES, recorder_options
 
 
 def record_episode(script: Path, out_dir: Path, start_url: str | None = None, *, headless: bool = True,
@@ -44,7 +44,7 @@ def record(
     ignore_https_errors: IgnoreHttpsErrors = False,
     rate_limit: RateLimit = 4.0,
     max_per_host: MaxPerHost = 4,
-    step_images: StepImagesOption = "live",
+    step_images: StepImagesOption = DEFAULT_STEP_IMAGES,
 ) -> None:
     """Run one action script in a recorded browser; write an episode directory.
 

@@ -10,6 +10,7 @@ import typer
 
 from rig.commands.console import say
 from rig.report import serve_view, write_report
+from rig.runner.step_images import draw_missing_images
 
 
 def report(
@@ -19,7 +20,9 @@ def report(
                                                 "comparison page (compare.html), this run as A and that one as B"),
     metric: str = typer.Option("item_f1", "--metric", help="the metric the comparison page compares"),
 ) -> None:
-    """Write the static HTML report of a run (works offline, no external request)."""
+    """Write the static HTML report of a run (works offline, no external request); step images recorded as DOM
+    snapshots are drawn first, once."""
+    draw_missing_images(runs_dir)
     say(f"report: {write_report(runs_dir, out_dir, compare_with=compare_with, metric=metric)}")
 
 
@@ -27,5 +30,7 @@ def view(
     runs_dir: Path = typer.Argument(..., help="a graded runs directory"),
     port: int = typer.Option(8766, "--port", help="port on 127.0.0.1"),
 ) -> None:
-    """Serve the report on 127.0.0.1, with audit labels saved to each episode's audit.json."""
+    """Serve the report on 127.0.0.1, with audit labels saved to each episode's audit.json; step images recorded as
+    DOM snapshots are drawn first, once."""
+    draw_missing_images(runs_dir)
     serve_view(runs_dir, port)

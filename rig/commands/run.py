@@ -23,8 +23,9 @@ from rig.commands.options import (
     politeness,
 )
 from rig.errors import INFRA
-from rig.runner.config import RunConfig
+from rig.runner.config import RunConfig, resource_amounts
 from rig.runner.run import run as run_episodes
+from rig.runner.step_images import DEFAULT_STEP_IMAGES
 
 
 def run(
@@ -44,7 +45,8 @@ def run(
     timeout: float = typer.Option(300.0, "--timeout", help="wall-clock budget per episode, seconds"),
     stall: float = typer.Option(120.0, "--stall", help="end an episode with no new step for this long, seconds"),
     sites_url: Optional[str] = typer.Option(None, "--sites-url", help="use running sites instead of serving them"),
-    executor: str = typer.Option("local", "--executor", help="local (asyncio) or ray (RAY_ADDRESS selects a cluster)"),
+    executor: str = typer.Option("local", "--executor", help="local (asyncio) or ray (--ray-address or RAY_ADDRESS "
+                                                             "selects a cluster)"),
     frozen: Optional[Path] = typer.Option(None, "--frozen", help="answer every request from a snapshot, e.g. "
                                                                  "site_snapshots/ or site_snapshots/eco"),
     headed: Headed = False,
@@ -55,7 +57,10 @@ def run(
     ignore_https_errors: IgnoreHttpsErrors = False,
     rate_limit: RateLimit = 4.0,
     max_per_host: MaxPerHost = 4,
-    step_images: StepImagesOption = "live",
+    step_images: StepImagesOption = DEFAULT_STEP_IMAGES,
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="ray: join this cluster (HOST:PORT of its head)"),
+    ray_resource: Optional[list[str]] = typer.Option(None, "--ray-resource", help="ray: NAME[=AMOUNT], a custom resource "
+                                                     "each worker takes (repeatable; docs/runner.md)"),
 ) -> None:
     """Run episodes of tasks: one episode directory per (task, variant, agent, trial).
 
@@ -66,6 +71,7 @@ def run(
         sites_url=sites_url, executor=executor, frozen=frozen, headless=not headed, allow_hosts=allow_host,  # type: ignore[arg-type]
         command=command, live=live, resolve=resolve or [], ignore_https_errors=ignore_https_errors,
         politeness=politeness(rate_limit, max_per_host), step_images=step_images,  # type: ignore[arg-type]
+        ray_address=ray_address, ray_resources=resource_amounts(ray_resource or []),
     )
     with progress() as bar:
         episodes = run_episodes(config, bar)

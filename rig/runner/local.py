@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from loguru import logger
-from playwright.async_api import async_playwright
+from playwright.async_api import Browser, Playwright, async_playwright
 from rich.progress import Progress
 
 from recorders import RecorderOptions
@@ -104,6 +105,30 @@ def _complete(directory: EpisodeDir) -> bool:
         return False
 
 
+def episode_context(pw: Playwright | None, *, sites_url: str, budget: Budget, options: RecorderOptions | None = None,
+                    headless: bool = True, frozen: FrozenSite | None = None, allow_hosts: list[str] | None = None,
+                    network: Network | None = None, browser: Browser | None = None) -> EpisodeContext:
+    """The browser pool and the parts every episode of a run shares: one set-up for the local and the Ray executors
+    (a Ray worker makes its own on its node). `browser`: a browser the caller launched (with the flags the run needs,
+    see `run_local`), lent to the pool instead of one launched from `pw`."""
+    ctx_options = context_options(frozen is not None, allow_hosts, network)
+    if browser is not None:
+        pool = BrowserPool.around(browser, network=network, context_options=ctx_options)
+    else:
+        assert pw is not None, "a pool launches its browser from Playwright"
+        pool = BrowserPool(pw, headless=headless, context_options=ctx_options,
+                           sealed=(network or Network()).guarded(allow_hosts), archive_only=frozen is not None,
+                           network=network)
+    return EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(), options=options,
+                          frozen=frozen, allow_hosts=allow_hosts)
+
+
+async def run_spec(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ctx: EpisodeContext) -> Episode:
+    """One planned episode, as every executor runs it (the seam where a run-level retry of infrastructure failures
+    goes, so that the local and Ray executors both have it)."""
+    return await run_episode(spec, agent, directory, ctx)
+
+
 @dataclass
 class RunStats:
     """Live counts for the progress bar."""
@@ -128,6 +153,7 @@ async def run_local(
     frozen: FrozenSite | None = None,
     allow_hosts: list[str] | None = None,
     network: Network | None = None,
+    browser: Browser | None = None,
 ) -> list[Episode]:
     """Run episodes, at most `concurrency` at once, each in its own browser context of one shared browser.
 
@@ -137,6 +163,10 @@ async def run_local(
     With `allow_hosts`, each context reaches only its episode's start and task hosts and those hosts; `network` says
     whether the browser may reach the network, with which host mappings and politeness (rig.network); a live or
     allow-listed episode's context goes through a guard of its own (rig.network.guard).
+
+    `browser`: run in this browser instead of launching one (a caller that runs many short runs, e.g. a test
+    session); it must have been launched with the flags the run needs (`rig.browser.launch`: sealed for allow-listed
+    runs, archive-only for frozen ones, the host mappings), and it is neither relaunched nor closed here.
     """
     by_name = agents if isinstance(agents, Mapping) else None
     stats = RunStats()
@@ -149,13 +179,10 @@ async def run_local(
             progress.update(bar, completed=stats.done,
                             description=f"episodes (running {stats.running}, failing {stats.failing})")
 
-    async with async_playwright() as pw:
-        pool = BrowserPool(pw, headless=headless,
-                           context_options=context_options(frozen is not None, allow_hosts, network),
-                           sealed=(network or Network()).guarded(allow_hosts), archive_only=frozen is not None,
-                           network=network)
-        ctx = EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(),
-                             options=options, frozen=frozen, allow_hosts=allow_hosts)
+    async with async_playwright() if browser is None else nullcontext() as pw:
+        ctx = episode_context(pw, sites_url=sites_url, budget=budget, options=options, headless=headless,
+                              frozen=frozen, allow_hosts=allow_hosts, network=network, browser=browser)
+        pool = ctx.pool
 
         async def one(spec: EpisodeSpec) -> Episode:
             async with sem:
@@ -163,7 +190,7 @@ async def run_local(
                 show()
                 try:
                     agent = by_name[spec.agent, spec.identity] if by_name is not None else agents
-                    ep = await run_episode(spec, agent, spec.directory(runs), ctx)  # type: ignore[arg-type]
+                    ep = await run_spec(spec, agent, spec.directory(runs), ctx)  # type: ignore[arg-type]
                 finally:
                     stats.running -= 1
                 stats.done += 1
