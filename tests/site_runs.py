@@ -45,12 +45,9 @@ def record_site(tasks: list[str], runs: Path, *, sites_url: str | None = None, f
     """Run and grade the agents on the tasks (or each agent of `plan` on its tasks); the grades by (task, agent) and
     the run's summary."""
     plan = plan or {agent: tasks for agent in agents or AGENTS}
-    groups: dict[tuple[str, ...], list[str]] = {}  # one run per task list, with every agent that has it
-    for agent, ids in plan.items():
-        groups.setdefault(tuple(ids), []).append(agent)
-    episodes = [e for ids, group in groups.items()
-                for e in run(RunConfig(list(ids), group, runs, variants=["constraint"], concurrency=2,
-                                       sites_url=sites_url, frozen=frozen, step_images="off"))]
+    episodes = run(RunConfig(sorted({t for ids in plan.values() for t in ids}), list(plan), runs,
+                             variants=["constraint"], concurrency=2, sites_url=sites_url, frozen=frozen,
+                             step_images="off", tasks_by_agent=dict(plan)))
     assert len(episodes) == sum(len(ids) for ids in plan.values())
     bad = [(e.task_id, e.agent, e.status, e.error, e.replay_misses) for e in episodes
            if e.status != "ok" or (frozen is not None and e.replay_misses != 0)]
