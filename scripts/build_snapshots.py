@@ -56,6 +56,7 @@ class CrawlSpec:
     bases: list[list[dict[str, Any]]] = field(default_factory=lambda: [[]])
     submit: list[dict[str, Any]] = field(default_factory=list)
     exclude: tuple[str, ...] = ()  # selectors of controls set by the bases
+    skip: tuple[str, ...] = ()  # selectors of controls not set alone (hidden until another view is chosen)
 
 
 #: The bundled sites' query pages. eco's browser needs a dataset, vuln's product picker a vendor: each is a base state.
@@ -67,6 +68,9 @@ CRAWL: dict[str, CrawlSpec] = {
     "bio": CrawlSpec(page="/bio/trials", submit=[{"click": "#apply"}]),
     # vuln: a product picker loads for the chosen vendor, so each vendor is a base state
     "vuln": CrawlSpec(page="/vuln/search", submit=[{"click": "#search"}], exclude=("#vendor",)),
+    "complaints": CrawlSpec(page="/complaints/search", submit=[{"click": "#search"}],
+                            skip=("#interval", "#trend_order")),
+    "papers": CrawlSpec(page="/papers/advanced", submit=[{"click": "#adv-search"}]),
 }
 
 #: Every single-filter change available on a page: select options, checkboxes, radios, tree items and tabs.
@@ -114,7 +118,8 @@ async def discover(browser: Any, base_url: str, spec: CrawlSpec) -> list[list[di
             await page.wait_for_load_state("networkidle")
             found = await page.evaluate(_DISCOVER)
             states.append(base + spec.submit)
-            states += [[*base, c["action"], *spec.submit] for c in found if c["key"] not in spec.exclude]
+            states += [[*base, c["action"], *spec.submit] for c in found
+                       if c["key"] not in spec.exclude and c["key"] not in spec.skip]
     finally:
         await context.close()
     return states

@@ -3,6 +3,8 @@ of the site's tasks (constraint prompts), through the real runner and grader, li
 
     grades = record_site(["bio-01", ...], tmp_path, sites_url=url)     # {(task, agent): Grade}
     grades = record_site(["bio-01"], tmp_path, frozen=SNAPSHOTS / "bio")  # answered from the snapshot
+    plan = once_each(["papers-01", ...], {"scope_drift": "papers-01", ...})   # the reference on every task,
+    grades = record_site([], tmp_path, sites_url=url, plan=plan)             # each fault on the task named for it
 
 Step images are off (the grades do not read them), so a site's 28 episodes take well under a minute on an idle
 machine.
@@ -11,7 +13,7 @@ machine.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -31,11 +33,22 @@ AGENTS = ["reference", *(f"perturbed:{k}" for k in KINDS)]
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "site_snapshots"
 
 
+def once_each(tasks: list[str], fault_tasks: Mapping[str, str]) -> dict[str, list[str]]:
+    """A plan for `record_site`: the reference on every task, each perturbation kind on the one task named for it."""
+    assert set(fault_tasks) == set(KINDS) and set(fault_tasks.values()) <= set(tasks), fault_tasks
+    return {"reference": list(tasks), **{f"perturbed:{k}": [fault_tasks[k]] for k in KINDS}}
+
+
 def record_site(tasks: list[str], runs: Path, *, sites_url: str | None = None, frozen: Path | None = None,
-                agents: list[str] | None = None) -> tuple[dict[tuple[str, str], Grade], Summary]:
-    """Run and grade the agents on the tasks; the grades by (task, agent) and the run's summary."""
-    episodes = run(RunConfig(tasks, agents or AGENTS, runs, variants=["constraint"], concurrency=2,
-                             sites_url=sites_url, frozen=frozen, step_images="off"))
+                agents: list[str] | None = None,
+                plan: Mapping[str, list[str]] | None = None) -> tuple[dict[tuple[str, str], Grade], Summary]:
+    """Run and grade the agents on the tasks (or each agent of `plan` on its tasks); the grades by (task, agent) and
+    the run's summary."""
+    plan = plan or {agent: tasks for agent in agents or AGENTS}
+    episodes = run(RunConfig(sorted({t for ids in plan.values() for t in ids}), list(plan), runs,
+                             variants=["constraint"], concurrency=2, sites_url=sites_url, frozen=frozen,
+                             step_images="off", tasks_by_agent=dict(plan)))
+    assert len(episodes) == sum(len(ids) for ids in plan.values())
     bad = [(e.task_id, e.agent, e.status, e.error, e.replay_misses) for e in episodes
            if e.status != "ok" or (frozen is not None and e.replay_misses != 0)]
     assert not bad, bad
@@ -55,9 +68,12 @@ def assert_reference_perfect(grades: dict[tuple[str, str], Grade], tasks: list[s
 
 
 def assert_labels_agree(grades: dict[tuple[str, str], Grade], tasks: list[str], summary: Summary) -> None:
-    """Every perturbed episode is labelled with the category injected into it."""
+    """Every perturbed episode recorded of the tasks is labelled with the category injected into it, and every
+    category was injected at least once."""
+    ran = [(t, k) for t in tasks for k in KINDS if (t, f"perturbed:{k}") in grades]
+    assert {k for _, k in ran} == set(KINDS), ran
     wrong = [(t, k, grades[t, f"perturbed:{k}"].label, grades[t, f"perturbed:{k}"].rationale)
-             for t in tasks for k in KINDS if grades[t, f"perturbed:{k}"].label != k]
+             for t, k in ran if grades[t, f"perturbed:{k}"].label != k]
     assert not wrong, wrong
     assert summary.label_agreement is not None and summary.label_agreement["overall"] == 1.0
 

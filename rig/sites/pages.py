@@ -1,4 +1,5 @@
-"""Rendering a site's Jinja2 templates under the path the site is mounted at (used by `bio` and `vuln`)."""
+"""Rendering a site's Jinja2 templates under the path the site is mounted at (used by `bio`, `vuln`, `complaints`,
+`papers`)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
+from starlette.routing import BaseRoute, Mount
+from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 
@@ -31,3 +35,11 @@ class Pages:
     def not_found(self, request: Request, what: str) -> HTMLResponse:
         """A 404 page (`not_found.html`) naming what is not there."""
         return self.render(request, "not_found.html", status_code=404, what=what)
+
+    async def _any_other_path(self, request: Request, exc: Exception) -> HTMLResponse:
+        return self.not_found(request, f"page {request.url.path}")
+
+    def app(self, routes: list[BaseRoute], static: Path) -> Starlette:
+        """The site's app: its routes, its `static` folder at `/static`, a 404 page in its layout for any other path."""
+        mount = Mount("/static", StaticFiles(directory=str(static)), name="static")
+        return Starlette(routes=[*routes, mount], exception_handlers={404: self._any_other_path})

@@ -19,7 +19,7 @@ from rig.sites.database import Database
 from rig.sites.web import routes as web_routes
 
 #: Module names under rig.sites; each exposes `SITE: Site`.
-SITE_MODULES = ("flights", "stats", "eco", "bio", "vuln")
+SITE_MODULES = ("flights", "stats", "eco", "bio", "vuln", "complaints", "papers")
 
 
 @dataclass(frozen=True)
