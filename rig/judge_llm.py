@@ -7,27 +7,46 @@ import asyncio
 import functools
 from collections.abc import Callable
 
+from typing import Any
+
 from rig.errors import InfraError, InputError
-from rig.grading.judge import Judge, LLMJudge
+from rig.formats.usage import Usage
+from rig.grading.judge import Completion, Judge, LLMJudge
 
 
 def make_judge(model: str) -> Judge:
     """An LLM judge on `provider:model` (e.g. `openai:gpt-4.1-mini`, `ollama:qwen3:30b`); InputError for a bad or
-    unconfigured model."""
+    unconfigured model. Each verdict keeps its call's tokens and cost (priced by the price table, rig.pricing)."""
     from rig.agents.browser_use_agent import make_llm
 
-    llm = make_llm(model)
+    return LLMJudge(completion_function(make_llm(model), model), model)
 
-    def complete(prompt: str) -> str:
+
+def completion_function(llm: Any, model: str) -> Callable[[str], Completion]:
+    """Ask a browser-use chat model `llm` (the rig's `model`) one prompt: its reply and the call's usage."""
+
+    def complete(prompt: str) -> Completion:
         from browser_use.llm.messages import UserMessage
 
         try:
             reply = asyncio.run(llm.ainvoke([UserMessage(content=prompt)]))
         except Exception as exc:  # any provider failure is the rig's, never the agent's zero
             raise InfraError(f"the judge {model} failed: {type(exc).__name__}: {exc}") from exc
-        return str(reply.completion)
+        return Completion(str(reply.completion), judge_usage(reply.usage, model))
 
-    return LLMJudge(complete, model)
+    return complete
+
+
+def judge_usage(usage: Any, model: str) -> Usage | None:
+    """A judge call's `Usage` from browser-use's `ChatInvokeUsage` (None when the model reported none)."""
+    from rig.agents.usage import Spend, UsageMeter
+    from rig.pricing import load_prices
+
+    if usage is None:
+        return None
+    meter = UsageMeter()
+    meter.llm_call(Spend(model, usage.prompt_tokens, usage.completion_tokens, usage.prompt_cached_tokens), "judge")
+    return meter.usage(load_prices(), steps=None, wall_s=None)
 
 
 def judge_factory(model: str) -> Callable[[], Judge]:

@@ -10,6 +10,7 @@ from rig.agents.base import Budget
 from rig.errors import InputError
 from rig.network.politeness import Politeness
 from rig.network.settings import Network
+from rig.runner.retry import DEFAULT_RETRIES, RetryPolicy
 from rig.step_images import StepImages, recorder_options
 
 VARIANTS = ("constraint", "goal")
@@ -56,6 +57,14 @@ class RunConfig:
     step_images: StepImages = "live"
     #: The `cli` agent's command (a shell command line run against the episode's MCP tool server).
     command: str | None = None
+    #: Retries of an episode the infrastructure failed (`--retry-infra N`); None: the default (two). Given with
+    #: `resume`, only the earlier run's infrastructure failures are run again.
+    retry_infra: int | None = None
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """How the run retries infrastructure failures (rig.runner.retry)."""
+        return RetryPolicy(retries=DEFAULT_RETRIES if self.retry_infra is None else self.retry_infra)
 
     @property
     def agents(self) -> list[str]:
@@ -78,6 +87,11 @@ class RunConfig:
                 raise InputError("--variant", None, f"{v!r} is not one of {', '.join(VARIANTS)}")
         if self.trials < 1 or self.concurrency < 1:
             raise InputError("--trials/--concurrency", None, "must be at least 1")
+        if self.retry_infra is not None and self.retry_infra < 0:
+            raise InputError("--retry-infra", None, "must be 0 (no retry) or more")
+        hang = self.budget.stall_timeout_s
+        if hang is not None and hang <= 0:
+            raise InputError("--stall-timeout", None, "must be more than 0 seconds")
         if self.frozen is not None and self.executor != "local":
             raise InputError("--frozen", None, "frozen runs use the local executor")
         if self.frozen is not None and self.live:

@@ -19,6 +19,7 @@ from rig.runner.config import VARIANTS, RunConfig
 from rig.runner.frozen import open_frozen
 from rig.network.policy import parse_hosts
 from rig.network.settings import check_reachable
+from rig.pricing import load_prices
 from rig.runner.local import claim, plan, run_local
 from rig.runner.spec import agent_identity
 from rig.sites import SitesServer
@@ -61,11 +62,13 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
     if config.frozen is not None:
         snapshot = open_frozen(config.frozen, tasks)
         sites_url = snapshot.start_url_base
+    prices = load_prices()  # a bad $RIG_PRICES file fails before any episode
     runs = RunsDir(config.runs_dir)
+    only_infra = config.resume and config.retry_infra is not None
     specs = [spec for (name, identity) in agents
              for spec in plan(tasks, list(config.variants or VARIANTS), name, config.trials, runs, config.resume,
-                              identity=identity)]
-    specs = claim(specs, runs, config.resume)
+                              identity=identity, only_infra=only_infra)]
+    specs = claim(specs, runs, config.resume, retry_infra=only_infra)
     runs.path.mkdir(parents=True, exist_ok=True)
     log = add_run_log(runs.log_file)
     try:
@@ -78,6 +81,7 @@ def run(config: RunConfig, progress: Progress | None = None) -> list[Episode]:
             return asyncio.run(run_local(specs, agents, runs.path, sites_url=url, budget=config.budget,
                                          concurrency=config.concurrency, progress=progress, headless=config.headless,
                                          frozen=snapshot, allow_hosts=allow, network=network,
-                                         options=recorder_options(config.step_images)))
+                                         options=recorder_options(config.step_images), retry=config.retry,
+                                         prices=prices))
     finally:
         logger.remove(log)
