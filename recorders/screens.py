@@ -31,17 +31,20 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from recorders.files import SCREENS_DIR
+from rigwarc.dialect import View
 
 _HOLD_S = 0.5  # without a next action, a step is pictured and its image written this long after its step
 _SHOT_TIMEOUT_S = 3.0  # a screenshot takes well under 100 ms; one not back by then may never come
 
 
 async def capture_jpeg(
-    page: Page, quality: int, scale: float, cdp: CDPSession | None, timeout_s: float = _SHOT_TIMEOUT_S
+    page: Page, quality: int, scale: float, cdp: CDPSession | None, timeout_s: float = _SHOT_TIMEOUT_S,
+    view: View | None = None,
 ) -> bytes | None:
-    """A JPEG of the page's viewport, now (it waits for the browser to render a frame); None when none came within
-    `timeout_s` (Chromium's screenshot may never return while a navigation is pending: a page that reloads itself
-    forever)."""
+    """A JPEG of the page's viewport, now (it waits for the browser to render a frame), encoded by the browser at
+    `scale`; None when none came within `timeout_s` (Chromium's screenshot may never return while a navigation is
+    pending: a page that reloads itself forever). `view` (width, height, scroll x, scroll y), when the step's state
+    read gave it, is the viewport pictured; else the page is asked for it first (one round trip more)."""
     if cdp is None:
         try:
             return await page.screenshot(
@@ -53,7 +56,10 @@ async def capture_jpeg(
     try:
         async with asyncio.timeout(timeout_s):
             if scale < 1:
-                vp = await page.evaluate("() => ({x: scrollX, y: scrollY, width: innerWidth, height: innerHeight})")
+                if view is not None:
+                    vp = {"x": view[2], "y": view[3], "width": view[0], "height": view[1]}
+                else:
+                    vp = await page.evaluate("() => ({x: scrollX, y: scrollY, width: innerWidth, height: innerHeight})")
                 params["clip"] = {**vp, "scale": scale}
             res = await cdp.send("Page.captureScreenshot", params)
     except TimeoutError:
@@ -72,6 +78,7 @@ class _Due:
     """A step's image still to write (times in seconds since the epoch)."""
 
     path: Path
+    view: View | None = None  # the viewport the step's state was read in (width, height, scroll x, scroll y)
     until: float | None = None  # when the step ended (the next action began, or an event the recorder saw)
     jpeg: bytes | None = None  # a screenshot that came back before the step ended: its image
     wake: asyncio.Event = field(default_factory=asyncio.Event)
@@ -85,10 +92,10 @@ class StepShots:
         self._shot = (page, quality, scale)  # what `capture_jpeg` takes
         self._dues: dict[_Due, asyncio.Task[None]] = {}
 
-    def due(self, path: Path) -> _Due:
-        """A step's image is due at `path`."""
+    def due(self, path: Path, view: View | None = None) -> _Due:
+        """A step's image is due at `path` (`view`: the viewport its state was read in, when known)."""
         self.end(time.time())  # an earlier step of this tab is over (normally already ended by the next action)
-        due = _Due(path)
+        due = _Due(path, view)
         self._dues[due] = asyncio.get_running_loop().create_task(self._finish(due))
         return due
 
@@ -107,7 +114,7 @@ class StepShots:
         `timeout_s`), kept if it came back before the step ended. Whether the step has an image."""
         if due.jpeg is None and due.until is None:
             with suppress(PlaywrightError):
-                jpeg = await capture_jpeg(*self._shot, self.cdp, min(timeout_s, _SHOT_TIMEOUT_S))
+                jpeg = await capture_jpeg(*self._shot, self.cdp, min(timeout_s, _SHOT_TIMEOUT_S), due.view)
                 if jpeg is not None and (due.until is None or time.time() <= due.until):
                     due.jpeg = jpeg
         return due.jpeg is not None

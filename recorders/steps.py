@@ -21,7 +21,7 @@ from recorders.options import RecorderOptions
 from recorders.redact import Redactor
 from recorders.trajectory import TrajectoryWriter
 from recorders.warc import Capture, WarcArchive
-from rigwarc.dialect import DOM, TEXT
+from rigwarc.dialect import DOM, TEXT, View
 
 _BUSY_POLL_S = 0.01  # a page with work pending is asked again this soon
 
@@ -110,7 +110,7 @@ class StepWriter:
             dom_hash=dom_hash,
             text_hash=state.text_hash(text),
             screenshot=shot,
-            snapshot=self._archive(tab, n, url, text, html if self.options.dom_snapshot else None, raw.get("view")),
+            snapshot=self._archive(tab, n, url, text, html if self.options.dom_snapshot else None, _view(raw)),
             tab=tab.index,
             settled=settled,
         )
@@ -174,7 +174,7 @@ class StepWriter:
             return rel
         cast = await tab.shots()
         if cast is not None:
-            due = cast.due(self.out_dir / rel)
+            due = cast.due(self.out_dir / rel, _view(raw))
             if observed and o.screenshot_wait_ms and not await cast.picture(due, o.screenshot_wait_ms / 1000):
                 cast.drop(due)
                 tab.shot_hash, tab.shot_path = dom_hash, None
@@ -190,7 +190,8 @@ class StepWriter:
         tab.shot_hash, tab.shot_path = dom_hash, rel
         return rel
 
-    def _archive(self, tab: Tab, n: int, url: str, text: str, html: str | None, view: Any = None) -> Snapshot | None:
+    def _archive(self, tab: Tab, n: int, url: str, text: str, html: str | None,
+                 view: View | None = None) -> Snapshot | None:
         """Queue the step's text and live-DOM records; return their ids."""
         if not self.options.record_text and html is None:
             return None
@@ -217,7 +218,16 @@ class StepWriter:
                     lambda: scrub.url(html).encode("utf-8"),
                     refers_to=refers,
                     concurrent_to=snap.warc_record_id,
-                    view=tuple(int(v) for v in view) if isinstance(view, list) and len(view) == 4 else None,
+                    view=view,
                 )
             )
         return snap
+
+
+def _view(raw: dict[str, Any]) -> View | None:
+    """The viewport a state read was taken in (width, height, scroll x, scroll y), when it read the DOM."""
+    view = raw.get("view")
+    if not isinstance(view, list) or len(view) != 4:
+        return None
+    width, height, x, y = (int(v) for v in view)
+    return width, height, x, y

@@ -84,24 +84,26 @@ def move_origin(url: str, origin_map: Mapping[str, str]) -> str:
 
 
 def freeze(sources: Iterable[FreezeSource], out_dir: str | Path, *, name: str, built_at: datetime, rig_version: str,
-           sites: Iterable[str] = (), data_version: Iterable[str] = (), info: dict[str, Any] | None = None) -> FreezeResult:
+           sites: Iterable[str] = (), data_version: Iterable[str] = (), info: dict[str, Any] | None = None,
+           rules: MatchRules = FROZEN_RULES) -> FreezeResult:
     """Write the sources' exchanges as one snapshot directory (`manifest.json`, `snapshot.warc.gz`).
 
     `sites` names bundled sites whose episodes were moved onto `FROZEN_ORIGIN`, `data_version` their data versions;
-    `info` goes into the manifest's `sources`. ReplayError when a source is not a readable WARC or nothing in
-    the sources has a response.
+    `info` goes into the manifest's `sources`; `rules` are the snapshot's match rules (`FROZEN_RULES` with per-snapshot
+    fuzzy rules: query parameters ignored on some paths, `MatchRules.site_params`). ReplayError when a source is not a
+    readable WARC or nothing in the sources has a response.
     """
     chosen = list(sources)
     problems: list[str] = []
     exchanges: list[Exchange] = []
     for n, src in enumerate(chosen):
-        index = load_index(src.warc, FROZEN_RULES)
+        index = load_index(src.warc, rules)
         problems += index.errors
         for x in [*index.all(), *(x for xs in index.missing.values() for x in xs)]:
             if x.response is None or not x.url.startswith(("http://", "https://")):
                 continue
             exchanges.append(_moved(x, n, src.origin_map))
-    combined = ArchiveIndex(KeyMaker(FROZEN_RULES))
+    combined = ArchiveIndex(KeyMaker(rules))
     add_exchanges(combined, exchanges, dedupe=True)
     kept, missing = list(combined.all()), combined.unanswered()
     if not kept:
@@ -113,7 +115,7 @@ def freeze(sources: Iterable[FreezeSource], out_dir: str | Path, *, name: str, b
     manifest = Manifest(
         site=name, built_at=written.date, rig_version=rig_version, data_version=sorted(set(data_version)),
         start_path=urlsplit(starts[0]).path if starts else "/", exchanges=written.exchanges, records=written.records,
-        bytes=(out / SNAPSHOT_WARC).stat().st_size, rules=FROZEN_RULES.to_json(),
+        bytes=(out / SNAPSHOT_WARC).stat().st_size, rules=rules.to_json(),
         sources={"archives": len(chosen), "keys_with_sequences": varying, **(info or {})},
         origins=sorted({origin_of(x.url) for x in kept + missing}), start_urls=starts, sites=sorted(set(sites)),
         truncated_bodies=written.truncated, missing_bodies=written.missing,

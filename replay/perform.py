@@ -17,6 +17,9 @@ NAVIGATIONS = ("load", "navigate", "hashchange", "pushState", "replaceState", "p
 #: Action types that change nothing on the page: performing them only waits for their element, if any.
 READS = ("extract_table", "extract_text")
 WAIT_STATES = ("attached", "detached", "visible", "hidden")
+#: Every kind `perform` acts on (others, such as a tool call's step, it leaves alone).
+PERFORMED = frozenset({"goto", *NAVIGATIONS, "select", "check", "uncheck", "fill", "press", "click", "submit",
+                       "wait_for", *READS})
 
 
 def local_part(url: str) -> str:

@@ -59,6 +59,25 @@ NO_UNROUTED_CHANNELS = """(() => {
   }
 })();"""
 
+#: The seed of `Math.random` in a replayed page (`seeded_random`).
+RANDOM_SEED = 0x5EED
+
+
+def seeded_random(seed: int = RANDOM_SEED) -> str:
+    """Init script making `Math.random` a seeded generator (mulberry32) that starts again with every document: a
+    page's random ids and cache-busters come out the same on every replay (never what the live site drew)."""
+    return f"""(() => {{
+  let a = {seed & 0xFFFFFFFF} >>> 0;
+  Math.random = function random() {{
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }};
+}})();"""
+
+
 _DROP = {"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"}
 _MAX_REDIRECTS = 10
 
@@ -243,16 +262,20 @@ async def attach_replay(
     freeze_clock: bool = True,
     freeze_clock_at: datetime | float | None = None,
     on_miss: Callable[[Miss], None] | None = None,
+    random_seed: int | None = RANDOM_SEED,
 ) -> ReplaySession:
     """Answer every request of `context` from `index`; return the session (cursors, misses).
 
     Create the context with `**REPLAY_CONTEXT_OPTIONS` (service workers blocked); registration is also
-    disabled by an init script, and so are WebRTC and WebTransport (`NO_UNROUTED_CHANNELS`). The clock is fixed (`Date.now()`) at `freeze_clock_at`, by default the
-    recording's start; timers keep running.
+    disabled by an init script, and so are WebRTC and WebTransport (`NO_UNROUTED_CHANNELS`). The clock is fixed
+    (`Date.now()`, Playwright's `clock.set_fixed_time`) at `freeze_clock_at`, by default the recording's start; timers
+    keep running. `Math.random` is seeded with `random_seed` in every document (`seeded_random`; None: left alone).
     """
     session = ReplaySession(index, on_miss)
     await context.add_init_script(script=_NO_SERVICE_WORKERS)
     await context.add_init_script(script=NO_UNROUTED_CHANNELS)
+    if random_seed is not None:
+        await context.add_init_script(script=seeded_random(random_seed))
     await context.route("**/*", session.handle)
     if freeze_clock:
         when = freeze_clock_at if freeze_clock_at is not None else index.recorded_at

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -54,6 +55,28 @@ def bind(port: int | None, what: str) -> socket.socket:
         raise InfraError(f"cannot serve {what} on {HOST}:{port}: {exc.strerror or exc} (another process listens "
                          "there: choose another port, or 0 for a free one)") from None
     return sock
+
+
+_INTERRUPTED = ("CancelledError", "KeyboardInterrupt")
+
+
+class _NotOnInterrupt(logging.Filter):
+    """Drops uvicorn's lifespan traceback when the lifespan was only cancelled (Ctrl-C cancels every task of the
+    rig's event loop, and the rig says in one line what an interrupt left): logged with the exception, or as the
+    app's "lifespan.shutdown.failed" message, a traceback ending in the cancellation."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        kind = record.exc_info[0] if record.exc_info else None
+        if kind is not None and issubclass(kind, (asyncio.CancelledError, KeyboardInterrupt)):
+            return False
+        text = record.getMessage().rstrip()
+        return not (text.startswith("Traceback") and text.endswith(_INTERRUPTED))
+
+
+def _quiet_on_interrupt() -> None:
+    logger = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _NotOnInterrupt) for f in logger.filters):
+        logger.addFilter(_NotOnInterrupt())
 
 
 class _Uvicorn(uvicorn.Server):
@@ -100,6 +123,7 @@ class LocalServer:
     def _uvicorn(self, on_started: Callable[[], None], signals: bool = False) -> _Uvicorn:
         config = uvicorn.Config(self._app, log_level="warning", access_log=False, lifespan=self._lifespan,
                                 timeout_graceful_shutdown=max(1, int(self._stop_timeout_s)))
+        _quiet_on_interrupt()  # after Config: it configures uvicorn's loggers
         self._server = _Uvicorn(config, on_started, signals)
         self._server.should_exit = self._exit
         return self._server

@@ -3,6 +3,7 @@
     .venv/bin/python scripts/bench_grade.py build --out DIR                 # DIR/runs-100 and DIR/runs-1000
     .venv/bin/python scripts/bench_grade.py bench DIR [--repeats 5] [--baseline-src SRC] [--json] [--doc docs/benchmarks.md]
     .venv/bin/python scripts/bench_grade.py floor RUNS_DIR                  # the floor on its own (what `bench` times)
+    .venv/bin/python scripts/bench_grade.py reader RUNS_DIR [--repeats 3]   # what reading the archives costs, by reader
 
 `build` runs the reference agent and two perturbed agents on every bundled task with both prompts (about 100
 real episodes, offline, on the bundled sites), then makes a runs directory ten times as large by copying each
@@ -33,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 from benchdoc import write_section  # scripts/benchdoc.py
+from proctree import run_tree  # scripts/proctree.py
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = "## Grading (`scripts/bench_grade.py`)"
@@ -69,6 +71,38 @@ def read_floor(runs_dir: Path) -> int:
     return n
 
 
+def readers(runs_dir: Path, repeats: int) -> dict[str, float]:
+    """CPU seconds (medians, alternated in one process) of reading every archive of a runs directory: warcio with
+    every record's content read (the floor), warcio reading headers only (the content skipped), the rig's reader
+    (`rigwarc.read.ArchiveReader`: every content, DOM snapshots included), and `replay.load_index` with page texts
+    (what grading does)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    from replay.index import load_index
+    from rigwarc.read import ArchiveReader
+
+    warcs = [d / "evidence.warc.gz" for d in episode_dirs(runs_dir) if (d / "evidence.warc.gz").exists()]
+
+    def warcio(content: bool) -> None:
+        for w in warcs:
+            with w.open("rb") as fh:
+                for record in ArchiveIterator(fh):
+                    if content:
+                        record.content_stream().read()
+
+    ways = {"warcio, every content read (the floor's reading)": lambda: warcio(True),
+            "warcio, headers only": lambda: warcio(False),
+            "rigwarc ArchiveReader, every content (DOM snapshots too)": lambda: [list(ArchiveReader(w)) for w in warcs],
+            "replay.load_index with texts (grading's reading)": lambda: [load_index(w, texts=True) for w in warcs]}
+    got: dict[str, list[float]] = {k: [] for k in ways}
+    for _ in range(repeats):
+        for name, way in ways.items():
+            start = time.process_time()
+            way()
+            got[name].append(time.process_time() - start)
+    return {k: round(statistics.median(v), 3) for k, v in got.items()}
+
+
 def build(out: Path, copies: int = 10, concurrency: int = 2) -> tuple[Path, Path]:
     """Record the ~100-episode runs directory (resumable) and copy it into one `copies` times as large."""
     from rig.runner.config import RunConfig
@@ -100,15 +134,12 @@ Command = tuple[list[str], dict[str, str] | None, Path | None]  # argv, environm
 
 
 def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, float]:
-    """Wall seconds and CPU seconds (user + system, the process and its children) of one subprocess run to its end."""
-    before = os.times()
-    start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-    wall = time.perf_counter() - start
-    after = os.times()
-    if done.returncode not in (0, 1):  # 1: some episode could not be graded (counted, still a full pass)
-        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
-    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    """Wall seconds and CPU seconds (user + system, the process and every process it started) of one subprocess run to
+    its end."""
+    u = run_tree(cmd, env=env, cwd=cwd)
+    if u.returncode not in (0, 1):  # 1: some episode could not be graded (counted, still a full pass)
+        raise SystemExit(f"{' '.join(cmd)} failed ({u.returncode}): {u.stderr[-2000:]}")
+    return u.wall_s, u.cpu_s
 
 
 def conditions(runs_dir: Path, baseline_src: Path | None, large: bool = False) -> dict[str, Command]:
@@ -226,9 +257,15 @@ def main() -> None:
     m.add_argument("--doc", type=Path, help="write the Grading section of this Markdown file")
     f = sub.add_parser("floor", help="the read-once floor on one runs directory")
     f.add_argument("runs_dir", type=Path)
+    r = sub.add_parser("reader", help="what reading the archives costs, by reader (CPU seconds, one process)")
+    r.add_argument("runs_dir", type=Path)
+    r.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     if args.mode == "floor":
         read_floor(args.runs_dir)
+    elif args.mode == "reader":
+        for name, seconds in readers(args.runs_dir, args.repeats).items():
+            print(f"| {name} | {seconds:.2f} |")
     elif args.mode == "build":
         for d in build(args.out, concurrency=args.concurrency):
             print(d, len(episode_dirs(d)))

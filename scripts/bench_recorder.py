@@ -1,6 +1,7 @@
 """Benchmark the recorder: a 30-step scripted episode, bare vs recorded vs Playwright tracing and HAR.
 
-    .venv/bin/python scripts/bench_recorder.py [--repeats 9] [--site flights|catalog] [--cpus N] [--json]
+    .venv/bin/python scripts/bench_recorder.py [--repeats 9] [--site flights|catalog|held-out] [--only TEXT] [--cpus N]
+        [--json]
 
 Each condition runs the same action script in a fresh browser context: by default over the bundled `flights`
 site (two reference solutions' worth of filters, sorting and tables), served from a process of its own as a real
@@ -38,7 +39,7 @@ from rig.agents.scripted import ScriptRunner
 from rig.browser import launch
 from rig.episode_dir import EpisodeDir
 from rig.formats.actions import parse_actions
-from rig.step_images import due_images
+from rig.runner.step_images import due_images
 
 ROOT = Path(__file__).resolve().parents[1]
 _SERVER_PID: dict[str, int] = {}  # the site server's process, to tell its CPU time apart
@@ -125,13 +126,13 @@ def _server(site: str) -> Iterator[str]:
         _SERVER_PID["pid"] = server.pid
         try:
             url = f"http://127.0.0.1:{port}"
-            for _ in range(300):
+            for _ in range(1200):
                 with contextlib.suppress(OSError):
                     urllib.request.urlopen(f"{url}/flights/search", timeout=1).close()
                     break
                 time.sleep(0.1)
             else:
-                raise RuntimeError("the sites server did not start within 30 s")
+                raise RuntimeError("the sites server did not start within 2 minutes")
             yield url
         finally:
             server.terminate()
@@ -233,6 +234,14 @@ CONDITIONS: dict[str, tuple[str, RecorderOptions | None]] = {
         RecorderOptions(screenshots="every", screenshot_wait_ms=0),
     ),
     "recording without JPEG": ("record", RecorderOptions(screenshots="off")),
+    "recording without JPEG, text or DOM snapshots": (
+        "record",
+        RecorderOptions(screenshots="off", record_text=False, dom_snapshot=False),
+    ),
+    "recording without JPEG or response bodies (max_body_bytes=0: no body read, no CDP session of the recorder's)": (
+        "record",
+        RecorderOptions(screenshots="off", max_body_bytes=0),
+    ),
     "recording, JPEGs drawn later from the DOM snapshots (screenshot_source=dom)": (
         "record",
         RecorderOptions(screenshots="every", screenshot_source="dom"),
@@ -246,22 +255,33 @@ CONDITIONS: dict[str, tuple[str, RecorderOptions | None]] = {
 }
 
 
-async def run(repeats: int, site: str) -> list[dict[str, Any]]:
-    """Every condition, `repeats` times each (interleaved, after a warm-up round), with medians."""
-    script = FLIGHTS if site == "flights" else CATALOG
-    times: dict[str, list[float]] = {k: [] for k in CONDITIONS}
-    cpus: dict[str, list[dict[str, float]]] = {k: [] for k in CONDITIONS}
-    sizes: dict[str, list[int]] = {k: [] for k in CONDITIONS}
-    holds: dict[str, list[RecordingTime]] = {k: [] for k in CONDITIONS}
+def _script(site: str) -> list[dict[str, Any]]:
+    """The benchmark's action script for a site (`held-out`: bench_record_process.py's, on the sites server)."""
+    if site == "held-out":
+        from bench_record_process import HELD_OUT  # scripts/bench_record_process.py
+
+        return json.loads(json.dumps(HELD_OUT).replace("{base}", ""))
+    return FLIGHTS if site == "flights" else CATALOG
+
+
+async def run(repeats: int, site: str, only: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every condition (or those whose name contains one of `only`, and the first), `repeats` times each (interleaved,
+    after a warm-up round), with medians."""
+    conds = {k: v for i, (k, v) in enumerate(CONDITIONS.items()) if not i or not only or any(o in k for o in only)}
+    script = _script(site)
+    times: dict[str, list[float]] = {k: [] for k in conds}
+    cpus: dict[str, list[dict[str, float]]] = {k: [] for k in conds}
+    sizes: dict[str, list[int]] = {k: [] for k in conds}
+    holds: dict[str, list[RecordingTime]] = {k: [] for k in conds}
     work = Path(tempfile.mkdtemp(prefix="bench-recorder-"))
     try:
-        with _server(site) as base:
+        with _server("catalog" if site == "catalog" else "flights") as base:
             async with async_playwright() as pw:
                 browser = await launch(pw)
-                for mode, opts in CONDITIONS.values():  # warm-up
+                for mode, opts in conds.values():  # warm-up
                     await _episode(browser, base, script, mode, work, opts)
                 for _ in range(repeats):
-                    for name, (mode, opts) in CONDITIONS.items():
+                    for name, (mode, opts) in conds.items():
                         seconds, cpu, size, hold = await _episode(browser, base, script, mode, work, opts)
                         times[name].append(seconds)
                         if hold is not None:
@@ -272,11 +292,11 @@ async def run(repeats: int, site: str) -> list[dict[str, Any]]:
                 await browser.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    base_name = next(iter(CONDITIONS))
+    base_name = next(iter(conds))
     bare = statistics.median(times[base_name])
     bare_cpu = statistics.median(sum(c.values()) for c in cpus[base_name]) if cpus[base_name] else None
     rows = []
-    for name in CONDITIONS:
+    for name in conds:
         med = statistics.median(times[name])
         cpu = statistics.median(sum(c.values()) for c in cpus[name]) if cpus[name] else None
         kinds = sorted({k for c in cpus[name] for k in c})
@@ -307,18 +327,20 @@ def main(argv: list[str] | None = None) -> None:
     """Print a markdown table (or JSON) of the benchmark."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--site", choices=("flights", "catalog"), default="flights")
+    ap.add_argument("--site", choices=("flights", "catalog", "held-out"), default="flights",
+                    help="held-out: bench_record_process.py's 41 actions over the stats and eco sites")
+    ap.add_argument("--only", action="append", help="only the conditions whose name contains this (and the baseline)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--cpus", type=int, help="run everything (browser, driver, site server) on this many cores")
     args = ap.parse_args(argv)
     if args.cpus:  # the processes started from here inherit the affinity
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: args.cpus])
     logger.disable("recorders")
-    rows = asyncio.run(run(args.repeats, args.site))
+    rows = asyncio.run(run(args.repeats, args.site, args.only))
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    steps = len(FLIGHTS if args.site == "flights" else CATALOG)
+    steps = len(_script(args.site))
     cores = len(os.sched_getaffinity(0))
     print(
         f"{steps}-step scripted episode over {args.site}, median of {args.repeats} interleaved runs (after a warm-up), "

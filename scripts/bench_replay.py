@@ -31,7 +31,7 @@ from replay import REPLAY_CONTEXT_OPTIONS, attach_replay, load_index, open_snaps
 from rig.agents.scripted import ScriptRunner
 from rig.browser import launch
 from rig.formats.actions import parse_actions
-from rig.replay_cmd import replay_episode
+from rig.commands.replay import replay_episode
 from rig.runner.record import record_actions
 from rig.sites import SitesServer, bundled_adapters
 

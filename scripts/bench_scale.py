@@ -37,7 +37,7 @@ from rig.grading.runs import grade_runs
 from rig.runner.config import RunConfig
 from rig.runner.run import run
 from rig.sites import SitesServer
-from rig.step_images import STEP_IMAGES
+from rig.runner.step_images import STEP_IMAGES
 from rig.tasks import bundled_tasks
 from benchdoc import write_section  # scripts/benchdoc.py
 

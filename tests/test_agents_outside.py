@@ -261,7 +261,7 @@ async def test_cdp_agent_records_an_outside_process_until_rig_submit(tmp_path, s
     assert not (Path(second["Episode"]) / "answer.json").exists()
     assert (Path(second["Episode"]) / "submitted_answer.txt").read_text() == garbage.read_text()
     rc, _, err = await _exec(RIG, "submit", str(episode), "--answer", str(answer_md))
-    assert rc == 1 and "already ended" in err
+    assert rc == 2 and "already ended" in err  # bad input: the episode has ended
 
 
 # --- the operator: a product's final answer, its cited pages archived --------------------------------

@@ -86,10 +86,32 @@ def test_no_import_cycles():
     ("rig.leaderboard", ("rig.grading", "rig.tasks", "rig.agents", "rig.runner", "rig.report", "rig.browser",
                          "rig.sites")),
     ("rig.stats", ("rig", "recorders", "replay")),
+    ("rig.runner", ("rig.grading", "rig.report", "rig.drift")),
+    ("rig.drift", ("rig.grading", "rig.report", "rig.agents")),
 ])
 def test_imports_run_one_way(lower, forbidden):
     bad = [f"{m} imports {t}" for m in _light((lower,)) for t in _imports(m) if any(_within(t, f) for f in forbidden)]
     assert bad == []
+
+
+def test_commands_are_the_top_layer():
+    """Only the CLI and the command modules import a command module: every layer's work is below them."""
+    bad = [f"{m} imports {t}" for m in MODULES if not (_within(m, "rig.commands") or m == "rig.cli")
+           for t in _imports(m) if _within(t, "rig.commands")]
+    assert bad == []
+
+
+def test_the_cli_only_dispatches():
+    """`rig.cli` parses and dispatches: it imports no layer (the command modules are loaded by name), and every name
+    it dispatches to is a command module's function or sub-app."""
+    import importlib
+
+    from rig.cli import COMMANDS
+
+    assert _imports("rig.cli") <= {"rig.errors", "rig.log", "rig.commands.console"}
+    for name, target in COMMANDS.items():
+        module, attr = target.split(":")
+        assert callable(getattr(importlib.import_module(f"rig.commands.{module}"), attr)), name
 
 
 def test_no_browser_library_below_the_runner():

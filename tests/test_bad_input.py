@@ -131,7 +131,7 @@ def test_truncated_warc_yields_its_complete_records(tmp_path, warnings):
 
 
 def test_replay_command_warns_about_a_truncated_archive(tmp_path, warnings):
-    from rig.replay_cmd import replay
+    from rig.commands.replay import replay
 
     d = _episode(tmp_path, "trajectory-torn-tail.jsonl")
     report = replay(d, timeout_s=2)
@@ -249,7 +249,7 @@ def test_answer_files_are_read_bounded(tmp_path):
     with pytest.raises(InputError, match="answer.md: cannot read the answer: a FIFO, not a regular file"):
         read_answer_file(fifo)
     res = CliRunner().invoke(app, ["submit", str(tmp_path), "--answer", str(fifo)])
-    assert res.exit_code == 1 and "a FIFO, not a regular file" in res.stderr
+    assert res.exit_code == 2 and "a FIFO, not a regular file" in res.stderr  # bad input
 
 
 def test_file_size_is_checked_before_reading(tmp_path):
@@ -276,19 +276,22 @@ def test_deep_action_scripts_are_clear_errors(tmp_path):
 
 def test_view_rejects_a_port_that_is_not_one(tmp_path):
     res = CliRunner().invoke(app, ["view", str(tmp_path), "--port", "80000"])
-    assert res.exit_code == 1 and "--port: 80000 is not a TCP port (0 to 65535)" in res.stderr
+    assert res.exit_code == 2 and "--port: 80000 is not a TCP port (0 to 65535)" in res.stderr
     res = CliRunner().invoke(app, ["report", str(tmp_path / "nowhere")])
-    assert res.exit_code == 1 and "nowhere: no such runs directory" in res.stderr
+    assert res.exit_code == 2 and "nowhere: no such runs directory" in res.stderr
 
 
 def test_replaying_an_empty_archive_fails_before_a_browser_starts(tmp_path, monkeypatch):
-    from rig import replay_cmd
+    from rig.commands.replay import replay
+    from rig.runner import redrive
 
     d = _episode(tmp_path, "trajectory-torn-tail.jsonl")
     (d / "evidence.warc.gz").write_bytes(b"")
-    monkeypatch.setattr(replay_cmd, "async_playwright", lambda: pytest.fail("a browser was started"))
+    monkeypatch.setattr(redrive, "async_playwright", lambda: pytest.fail("a browser was started"))
     with pytest.raises(InputError, match="evidence.warc.gz: holds no WARC record: there is nothing to replay against"):
-        replay_cmd.replay(d)
+        replay(d)
+    res = CliRunner().invoke(app, ["replay", str(d)])
+    assert res.exit_code == 2 and "holds no WARC record" in res.stderr
 
 
 def test_atomic_writes_never_share_a_temporary_name(tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from rig.agents.perturbed import KINDS
-from rig.demo import HYBRID, SUBSET
+from rig.commands.demo import HYBRID, SUBSET
 
 RIG = Path(sys.executable).with_name("rig")
 

@@ -1,10 +1,12 @@
 """`rig drift`: a live portal episode (the offline web of tests/liveweb.py) and the snapshot frozen from it, checked
 against the portal before it changes (exit 0, every item unchanged), after it changes its data (exit 1, the changed
-step or URL with the new text), after a page is removed (gone), and bad input (exit 2, named)."""
+step or URL with the new text), after a page is removed (gone), when the portal cannot be reached (a closed port, an
+untrusted certificate: exit 3, no drift), and bad input (exit 2, named)."""
 
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -47,7 +49,7 @@ def recorded(liveweb, tmp_path_factory):
     code, out = rig("record", "--script", script, "--out", episode, "--live", *liveweb.resolve_args(),
                     "--ignore-https-errors")
     assert code == 0, out
-    code, out = rig("freeze", episode, "--out", root / "snap")
+    code, out = rig("freeze", episode, "--no-qa", "--out", root / "snap")
     assert code == 0, out
     return EpisodeDir(episode), root / "snap", int(first[0])
 
@@ -111,6 +113,48 @@ def test_the_human_summary_lists_what_drifted(liveweb, recorded):
     assert "changed, 0 gone" in out.splitlines()[0]
     assert f"changed: step {ep.steps()[-1].step} {liveweb.portal.url(f'/record/{rid}')}" in out
     assert "+Renamed survey" in out
+
+
+@pytest.fixture
+def closed_port():
+    """A loopback port bound and never listened on: a connection to it is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+def _unreachable(liveweb, path: Path, *args: str) -> tuple[dict, str]:
+    res = CliRunner().invoke(app, ["drift", str(path), *args, "--json"])
+    assert res.exit_code == 3, res.output
+    report = json.loads(res.stdout)
+    assert report["changed"] == report["gone"] == report["unchanged"] == 0, report  # nothing counts as drift
+    assert report["unreachable"] == len(report["items"]) > 0
+    assert {i["status"] for i in report["items"]} == {"unreachable"}
+    assert [o["origin"] for o in report["unreachable_origins"]] == [liveweb.portal.origin]
+    return report, " ".join(res.stderr.split())
+
+
+def test_a_refused_connection_is_no_drift_but_an_unreachable_origin(liveweb, recorded, closed_port):
+    """Issue 23, item 5: every request of an origin failing at connect is infrastructure (exit 3), not drift."""
+    ep, snap, _ = recorded
+    mapped = ["--resolve", f"{liveweb.portal.name}=127.0.0.1:{closed_port}", "--ignore-https-errors"]
+    for path in (ep.path, snap):
+        report, said = _unreachable(liveweb, path, *mapped)
+        assert f"cannot reach {liveweb.portal.origin}: the server refused the connection (ERR_CONNECTION_REFUSED)" \
+               in said, said
+        assert "--resolve HOST=ADDR:PORT" in said and "that is no drift" in said
+    assert liveweb.portal.hits == 0
+    code, out = rig("drift", ep.path, *mapped)  # the human summary says it too
+    assert code == 3 and "unreachable: step 0 " in out and f"unreachable: {liveweb.portal.origin}: " in out
+
+
+def test_an_untrusted_certificate_is_no_drift_and_names_ignore_https_errors(liveweb, recorded):
+    ep, snap, _ = recorded
+    for path in (ep.path, snap):
+        report, said = _unreachable(liveweb, path, *liveweb.resolve_args())
+        assert f"cannot reach {liveweb.portal.origin}: TLS: ERR_CERT_" in said, said
+        assert "--ignore-https-errors accepts self-signed ones" in said
+        assert all("ERR_CERT_" in i["reason"] for i in report["items"])
 
 
 @pytest.mark.parametrize("what", ["missing", "junk", "resolve", "bundled-snapshot"])

@@ -16,7 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from rig.cli import app
 from rig.episode_dir import EpisodeDir
-from rig.export import validate_wacz
+from rig.commands.export import validate_wacz
 from rig.formats.actions import parse_actions
 from rig.runner.record import record_actions
 
@@ -132,8 +132,29 @@ def test_bad_input_is_named_and_writes_nothing(tmp_path, what):
     if what == "bad-name":
         src, out = SNAPSHOTS / "eco", tmp_path / "out.zip"
     code, text = rig("export", src, "--wacz", out)
-    assert code == 1
+    assert code == 2  # bad input
     expected = {"missing": "no such episode, runs or snapshot directory", "not-a-run": "nothing to export",
                 "bad-name": "must end in .wacz"}[what]
     assert expected in text
     assert not out.exists()
+
+
+def test_an_existing_wacz_is_kept_unless_forced(tmp_path):
+    """Issue 23, item 8: `--wacz OUT` never overwrites OUT without `--force` (exit 2, naming the file)."""
+    out = tmp_path / "eco.wacz"
+    out.write_bytes(b"someone's earlier export")
+    code, text = rig("export", SNAPSHOTS / "eco", "--wacz", out)
+    assert code == 2
+    assert f"--wacz: {out} exists; --force overwrites it" in " ".join(text.split())
+    assert out.read_bytes() == b"someone's earlier export"
+    assert [p.name for p in tmp_path.iterdir()] == ["eco.wacz"]  # nothing half-written beside it
+
+    code, text = rig("export", SNAPSHOTS / "eco", "--wacz", out, "--force")
+    assert code == 0, text
+    assert validate_wacz(out)
+    z, _, pages = opened(out)
+    assert "archive/snapshot-eco.warc.gz" in z.namelist() and pages[1:]
+
+    (tmp_path / "dir.wacz").mkdir()
+    code, text = rig("export", SNAPSHOTS / "eco", "--wacz", tmp_path / "dir.wacz", "--force")
+    assert code == 2 and "exists and is not a file" in text

@@ -77,7 +77,7 @@ def live_run(liveweb, tmp_path_factory):
     assert only_episode(runs).read_episode().status == "ok"
     code, out = rig("grade", runs)
     assert code == 0, out
-    code, out = rig("freeze", runs, "--out", snap)
+    code, out = rig("freeze", runs, "--no-qa", "--out", snap)
     assert code == 0, out
     return task, runs, snap
 
@@ -134,7 +134,7 @@ def test_frozen_refuses_a_task_whose_start_page_the_snapshot_lacks(liveweb, live
     path = tmp_path / "elsewhere.yaml"
     path.write_text(yaml.safe_dump(other), encoding="utf-8")
     code, out = rig("run", "--task", path, "--agent", "reference", "--frozen", snap, "--out", tmp_path / "runs")
-    assert code == 1
+    assert code == 2  # bad input
     assert "does not hold https://archive.example.net/doc/1" in out and "rig freeze" in out
     assert not (tmp_path / "runs").exists() or not RunsDir(tmp_path / "runs").episodes()
 
@@ -148,7 +148,7 @@ async def test_a_page_answered_differently_over_time_replays_as_that_sequence(li
                                             *liveweb.resolve_args(), "--ignore-https-errors")
         assert code == 0, out
         liveweb.data.edit(4, title="Retitled survey 04")
-    code, out = await asyncio.to_thread(rig, "freeze", tmp_path / "before", tmp_path / "after", "--out", tmp_path / "snap")
+    code, out = await asyncio.to_thread(rig, "freeze", tmp_path / "before", tmp_path / "after", "--no-qa", "--out", tmp_path / "snap")
     assert code == 0, out
     frozen = open_snapshot(tmp_path / "snap")
     assert frozen.manifests[0].sources["keys_with_sequences"] == 1
@@ -167,15 +167,15 @@ async def test_a_page_answered_differently_over_time_replays_as_that_sequence(li
 
 def test_freeze_refuses_bad_input_naming_it(tmp_path):
     code, out = rig("freeze", tmp_path / "nowhere", "--out", tmp_path / "snap")
-    assert code == 1 and "nowhere: no such runs or episode directory" in out
+    assert code == 2 and "nowhere: no such runs or episode directory" in out
     (tmp_path / "empty").mkdir()
     code, out = rig("freeze", tmp_path / "empty", "--out", tmp_path / "snap")
-    assert code == 1 and "holds no episode" in out
+    assert code == 2 and "holds no episode" in out
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")
     code, out = rig("freeze", tmp_path / "empty", "--out", busy)
-    assert code == 1
+    assert code == 2
     assert (busy / "notes.txt").read_text() == "mine"
 
 
@@ -198,7 +198,7 @@ def test_bundled_site_episodes_freeze_onto_the_frozen_origin(sites_url, frozen_o
     common = ("--task", "stats-01", "--agent", "reference", "--variant", "constraint")
     code, out = rig("run", *common, "--sites-url", sites_url, "--out", live_runs)
     assert code == 0, out
-    code, out = rig("freeze", live_runs, "--out", snap)
+    code, out = rig("freeze", live_runs, "--no-qa", "--out", snap)
     assert code == 0, out
     frozen = open_snapshot(snap)
     assert frozen.manifests[0].sites == ["stats"] and frozen.manifests[0].origins == [FROZEN_ORIGIN]
@@ -211,7 +211,7 @@ def test_bundled_site_episodes_freeze_onto_the_frozen_origin(sites_url, frozen_o
     assert only_episode(frozen_runs).read_answer().rows == only_episode(live_runs).read_answer().rows
     assert frozen_origin_trap is None or frozen_origin_trap.requests == []
     code, out = rig("run", "--task", "flights-01", "--agent", "reference", "--frozen", snap, "--out", frozen_runs)
-    assert code == 1 and "holds stats, not flights" in out
+    assert code == 2 and "holds stats, not flights" in out
 
 
 #: A page longer than the recorder keeps (`max_body_bytes=1000`), which fetches a body that never ends.
@@ -238,7 +238,7 @@ def test_a_cut_or_missing_body_stays_so_frozen_and_is_not_served_as_a_complete_2
     assert recorded.status == "ok" and [url for url, _ in missing] == [f"{pages_url}/api/stream"], missing
 
     snap = tmp_path / "snap"
-    code, out = rig("freeze", tmp_path / "ep", "--out", snap)
+    code, out = rig("freeze", tmp_path / "ep", "--no-qa", "--out", snap)
     assert code == 0, out
     assert (f"{snap}: 2 archived bodies are not whole (1 cut, 1 missing): {page}, {pages_url}/api/stream; frozen runs "
             "answer them with a 502 page") in out  # one line, naming how many and where
@@ -297,7 +297,7 @@ def blank_start_mcp_run(sites_url, tmp_path_factory):
 
 def test_a_blank_start_tool_episode_freezes_its_sites_server_as_the_bundled_sites(blank_start_mcp_run, sites_url):
     root = blank_start_mcp_run
-    code, out = rig("freeze", root / "runs", "--out", root / "snap")
+    code, out = rig("freeze", root / "runs", "--no-qa", "--out", root / "snap")
     assert code == 0, out
     frozen = open_snapshot(root / "snap")
     manifest = frozen.manifests[0]
@@ -315,7 +315,7 @@ def test_an_episode_that_never_named_its_sites_server_is_frozen_as_recorded_and_
     data = json.loads((old / "episode.json").read_text())
     del data["sites_url"]
     (old / "episode.json").write_text(json.dumps(data), encoding="utf-8")
-    code, out = rig("freeze", old, "--out", tmp_path / "snap")
+    code, out = rig("freeze", old, "--no-qa", "--out", tmp_path / "snap")
     assert code == 0, out
     assert "recorded without its sites server's address and started on a blank page" in out
     assert open_snapshot(tmp_path / "snap").manifests[0].origins == [f"http://{urlsplit(sites_url).netloc}"]

@@ -162,7 +162,7 @@ def test_the_command_says_how_many_it_graded_and_kept(runs):  # noqa: F811
 
 def test_jobs_must_be_positive(runs):  # noqa: F811
     res = CliRunner().invoke(app, ["grade", str(runs[0]), "--jobs", "0"])
-    assert res.exit_code == 1 and "--jobs: must be at least 1, got 0" in res.stderr
+    assert res.exit_code == 2 and "--jobs: must be at least 1, got 0" in res.stderr
 
 
 @pytest.mark.parametrize("name", ["audit.json", ".grade.json-tmp"])

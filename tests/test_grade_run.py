@@ -231,8 +231,24 @@ def test_grading_a_missing_path_is_a_clear_error(tmp_path):
     from rig.cli import app
 
     res = CliRunner().invoke(app, ["grade", str(tmp_path / "nowhere")])
-    assert res.exit_code == 1 and "nowhere: no such runs or episode directory" in res.stderr
+    assert res.exit_code == 2 and "nowhere: no such runs or episode directory" in res.stderr  # bad input
     assert res.exception is None or isinstance(res.exception, SystemExit)
+
+
+def test_grading_a_directory_with_no_episode_exits_2_and_writes_nothing(tmp_path):
+    """Issue 23, item 5: an empty runs directory is bad input, not a run of zero episodes with its summary files."""
+    from typer.testing import CliRunner
+
+    from rig.cli import app
+
+    empty = tmp_path / "runs"
+    (empty / "notes").mkdir(parents=True)
+    (empty / "notes" / "todo.txt").write_text("nothing recorded yet")
+    res = CliRunner().invoke(app, ["grade", str(empty), "--json"])
+    assert res.exit_code == 2, res.output
+    assert f"{empty}: holds no episode (no episode.json in it or below it): nothing to grade" in res.stderr
+    assert res.stdout == ""
+    assert sorted(p.relative_to(empty).as_posix() for p in empty.rglob("*")) == ["notes", "notes/todo.txt"]
 
 
 def test_two_models_under_one_agent_name_are_two_rows(runs):

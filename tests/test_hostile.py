@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HOSTILE as SITE
+from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 from test_faults import assert_intact, lines
 from waiting import wait_until
@@ -92,11 +93,11 @@ def _task(name: str):
 
 
 async def _run(site, runs_dir: Path, scripts: dict[str, tuple[list[dict], float]], budget: Budget,
-               concurrency: int = 2, options: RecorderOptions = OPTIONS) -> Run:
+               concurrency: int = 2, options: RecorderOptions = OPTIONS, browser: Browser | None = None) -> Run:
     agent = Hostile(scripts)
     specs = [EpisodeSpec(_task(name), "constraint", agent.name, 0) for name in scripts]
     episodes = await run_local(specs, agent, runs_dir, sites_url=site.url, budget=budget, concurrency=concurrency,
-                               options=options)
+                               options=options, browser=browser)
     return Run(runs_dir, dict(zip(scripts, episodes)))
 
 
@@ -111,7 +112,7 @@ def _ok(run: Run, name: str, steps: int) -> list[dict]:
 # ---- dialogs -----------------------------------------------------------------------------------------------
 
 
-async def test_dialogs_are_answered_and_recorded(hostile, tmp_path):
+async def test_dialogs_are_answered_and_recorded(hostile, tmp_path, browser):
     scripts = {
         "alert-load": (CALM + [{"goto": "/alert-load"}, {"extract_text": {"selector": "#ok", "as": "loaded"}}], 5),
         "dialogs": (CALM + [
@@ -120,7 +121,7 @@ async def test_dialogs_are_answered_and_recorded(hostile, tmp_path):
             {"click": "#prompt"}, {"extract_text": {"selector": "#out", "as": "prompt"}},
         ], 5),
     }
-    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10))
+    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10), browser=browser)
     # `_ok` asserts each episode ended ok: a dialog that blocked its page would have run it into its 30 s budget
     # (a wall-clock bound on the whole run measured the machine's load, not the dialogs)
 
@@ -147,13 +148,13 @@ async def test_dialogs_are_answered_and_recorded(hostile, tmp_path):
     assert ep.tabs == [] and ep.downloads == [] and ep.tab_count == ep.download_count == 0
 
 
-async def test_an_endless_run_of_dialogs_is_bounded_and_the_other_episode_carries_on(hostile, tmp_path):
+async def test_an_endless_run_of_dialogs_is_bounded_and_the_other_episode_carries_on(hostile, tmp_path, browser):
     scripts = {
         "storm": (CALM + [{"goto": "/dialog-storm"}, {"extract_text": {"selector": "#ok", "as": "storm"}}], 3),
         "calm": (CALM + [{"goto": "/dialogs"}, {"click": "#alert"}], 3),
     }
     budget = Budget(max_steps=30, timeout_s=30, stall_s=5)
-    run = await _run(hostile, tmp_path, scripts, budget)
+    run = await _run(hostile, tmp_path, scripts, budget, browser=browser)
     _ok(run, "calm", 5)
     ep = run.episodes["storm"]
     # nothing could run in the page, not even capture: the stall budget ended it, and the recorder still closed
@@ -170,12 +171,12 @@ async def test_an_endless_run_of_dialogs_is_bounded_and_the_other_episode_carrie
 
 
 @pytest.fixture(scope="module")
-async def popups(hostile, tmp_path_factory) -> Run:
+async def popups(hostile, tmp_path_factory, browser) -> Run:
     scripts = {"popups": (CALM + [{"goto": "/popups"}, {"click": "#open"}, {"wait_for": "#seen-open"},
                                   {"click": "#blank"}, {"wait_for": "#seen-blank"},
                                   {"extract_text": {"selector": "h1", "as": "title"}}], 5)}
     return await _run(hostile, tmp_path_factory.mktemp("popups"), scripts,
-                      Budget(max_steps=30, timeout_s=30, stall_s=10))
+                      Budget(max_steps=30, timeout_s=30, stall_s=10), browser=browser)
 
 
 async def test_popups_and_new_tabs_are_listed_with_their_opener(popups, hostile):
@@ -199,10 +200,10 @@ async def test_new_tabs_get_steps_of_their_own(popups, hostile):
     assert own == {1: f"{hostile.url}/popup-target?via=open", 2: f"{hostile.url}/popup-target?via=blank"}
 
 
-async def test_downloads_are_saved_under_the_episode_and_listed(hostile, tmp_path):
+async def test_downloads_are_saved_under_the_episode_and_listed(hostile, tmp_path, browser):
     scripts = {"download": (CALM + [{"goto": "/download"}, {"click": "#file"},
                                     {"extract_text": {"selector": "h1", "as": "title"}}], 5)}
-    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10))
+    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10), browser=browser)
     steps = _ok(run, "download", 6)
     assert run.answer("download")["title"] == "Download", "a download leaves the page where it was"
     ep = run.saved("download")
@@ -217,12 +218,12 @@ async def test_downloads_are_saved_under_the_episode_and_listed(hostile, tmp_pat
 # ---- loops -------------------------------------------------------------------------------------------------
 
 
-async def test_a_redirect_loop_is_the_agents_error_and_the_other_episode_carries_on(hostile, tmp_path):
+async def test_a_redirect_loop_is_the_agents_error_and_the_other_episode_carries_on(hostile, tmp_path, browser):
     scripts = {
         "loop": (CALM + [{"goto": "/loop"}, {"extract_text": {"selector": "h1", "as": "never"}}], 5),
         "calm": (CALM + [{"goto": "/error-500"}], 5),
     }
-    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10))
+    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10), browser=browser)
     _ok(run, "calm", 4)
     ep = run.episodes["loop"]
     assert ep.status == "agent_error" and ep.attempts == 1
@@ -238,9 +239,9 @@ async def test_a_redirect_loop_is_the_agents_error_and_the_other_episode_carries
     "name,start,pages",
     [("refresh-self", "/refresh-self", {"/refresh-self"}), ("refresh-ab", "/refresh-a", {"/refresh-a", "/refresh-b"})],
 )
-async def test_meta_refresh_loops_are_bounded_and_archived(hostile, tmp_path, name, start, pages):
+async def test_meta_refresh_loops_are_bounded_and_archived(hostile, tmp_path, name, start, pages, browser):
     budget = Budget(max_steps=30, timeout_s=30, stall_s=10)
-    run = await _run(hostile, tmp_path, {name: (CALM + [{"goto": start}], 5)}, budget)
+    run = await _run(hostile, tmp_path, {name: (CALM + [{"goto": start}], 5)}, budget, browser=browser)
     _ok(run, name, 3)  # ended ok, in one attempt: neither the agent nor the recorder's close ran into a budget
     loaded = [r[0].removeprefix(hostile.url) for r in run.responses(name) if r[1] == 200]
     assert set(loaded) >= pages and len([u for u in loaded if u in pages]) >= 5, (name, loaded)
@@ -265,7 +266,7 @@ async def test_a_screenshot_of_a_page_reloading_itself_never_hangs(hostile, cont
 # ---- a response that never ends ----------------------------------------------------------------------------
 
 
-async def test_a_response_that_never_ends(hostile, tmp_path):
+async def test_a_response_that_never_ends(hostile, tmp_path, browser):
     click = CALM + [{"click": "a[href='/never-ends']"}, {"wait_for": "#ok"}]
     scripts = {
         "read": (click + [{"extract_text": {"selector": "#ok", "as": "first"}}], 3),  # the first bytes are there
@@ -274,7 +275,7 @@ async def test_a_response_that_never_ends(hostile, tmp_path):
     }
     # the goto's step is written after its 3 s timeout and the recorder's 2 s settle: the stall budget must exceed both
     budget = Budget(max_steps=30, timeout_s=40, stall_s=8)
-    run = await _run(hostile, tmp_path, scripts, budget, concurrency=3)
+    run = await _run(hostile, tmp_path, scripts, budget, concurrency=3, browser=browser)
 
     steps = _ok(run, "read", 5)
     assert run.answer("read")["first"] == "first bytes"
@@ -297,10 +298,10 @@ async def test_a_response_that_never_ends(hostile, tmp_path):
 
 
 @pytest.mark.slow
-async def test_a_10_mb_dom(hostile, tmp_path):
+async def test_a_10_mb_dom(hostile, tmp_path, browser):
     scripts = {"big": (CALM + [{"goto": "/big-dom"}, {"extract_text": {"selector": "#ok", "as": "end"}}], 40)}
     budget = Budget(max_steps=30, timeout_s=90, stall_s=60)
-    run = await _run(hostile, tmp_path, scripts, budget, options=RecorderOptions())  # the body takes seconds to load
+    run = await _run(hostile, tmp_path, scripts, budget, options=RecorderOptions(), browser=browser)  # the body takes seconds to load
     steps = _ok(run, "big", 5)
     assert run.answer("big")["end"] == "big"
     assert steps[3]["url"] == f"{hostile.url}/big-dom"
@@ -314,13 +315,13 @@ async def test_a_10_mb_dom(hostile, tmp_path):
     assert size >= SITE.BIG_DOM_BYTES, "the step's DOM snapshot holds the whole page"
 
 
-async def test_http_500s_are_archived_with_their_status(hostile, tmp_path):
+async def test_http_500s_are_archived_with_their_status(hostile, tmp_path, browser):
     scripts = {
         "error-500": (CALM + [{"goto": "/error-500"}, {"extract_text": {"selector": "#ok", "as": "page"}}], 5),
         "fetch-500": (CALM + [{"goto": "/fetch-500"}, {"click": "#fetch"}, {"wait_for": "text=status 500"},
                               {"extract_text": {"selector": "#out", "as": "out"}}], 5),
     }
-    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10))
+    run = await _run(hostile, tmp_path, scripts, Budget(max_steps=30, timeout_s=30, stall_s=10), browser=browser)
     steps = _ok(run, "error-500", 5)
     assert steps[3]["url"] == f"{hostile.url}/error-500"
     assert run.answer("error-500")["page"] == "Internal Server Error: the server failed"

@@ -70,7 +70,7 @@ def pdf_url(pages_server):
     return f"{pages_server.url}/report.pdf"
 
 
-async def test_a_cli_agent_answers_a_hybrid_task_with_search_sql_knowledge_and_pdfs(tmp_path, sites_url, pdf_url):
+async def test_a_cli_agent_answers_a_hybrid_task_with_search_sql_knowledge_and_pdfs(tmp_path, sites_url, pdf_url, browser):
     task = load_task(_task_file(tmp_path))
     database = db_path("eco")
     before = hashlib.sha256(database.read_bytes()).hexdigest()
@@ -96,7 +96,7 @@ async def test_a_cli_agent_answers_a_hybrid_task_with_search_sql_knowledge_and_p
                      f"--out {shlex.quote(str(out))}")
     spec = EpisodeSpec(task, "constraint", agent.name, 0)
     [ep] = await run_local([spec], agent, tmp_path / "runs", sites_url=sites_url,
-                           budget=Budget(max_steps=60, timeout_s=LONG, stall_s=LONG))
+                           budget=Budget(max_steps=60, timeout_s=LONG, stall_s=LONG), browser=browser)
     d = spec.directory(tmp_path / "runs").path
     assert ep.status == "ok", (ep.error, EpisodeDir(d).agent_log_file.read_text()[-3000:])
     results = {i: r for i, r in enumerate(json.loads(out.read_text()))}

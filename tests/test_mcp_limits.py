@@ -55,7 +55,7 @@ def _big_page() -> bytes:
     return head + line * ((BIG_PAGE_BYTES - len(head)) // len(line)) + b"</body>"
 
 
-async def test_the_registry_is_served_and_every_result_is_bounded(tmp_path, sites_url, pages_server):
+async def test_the_registry_is_served_and_every_result_is_bounded(tmp_path, sites_url, pages_server, browser):
     big = _big_page()
     assert len(big) > 49 * 1024 * 1024
     pages_server.set_route("/big.html", lambda ex: ex.send(200, big))
@@ -106,7 +106,7 @@ async def test_the_registry_is_served_and_every_result_is_bounded(tmp_path, site
     task = load_task(_task_file(tmp_path))
     spec = EpisodeSpec(task, "constraint", agent.name, 0)
     [ep] = await run_local([spec], agent, tmp_path / "runs", sites_url=sites_url,
-                           budget=Budget(max_steps=60, timeout_s=2 * LONG, stall_s=2 * LONG))
+                           budget=Budget(max_steps=60, timeout_s=2 * LONG, stall_s=2 * LONG), browser=browser)
     d = spec.directory(tmp_path / "runs").path
     assert ep.status == "ok", (ep.error, EpisodeDir(d).agent_log_file.read_text()[-3000:])
 

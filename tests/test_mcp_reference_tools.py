@@ -19,7 +19,7 @@ from rig.runner.spec import EpisodeSpec
 from rig.tasks.loader import tool_tasks
 
 
-async def test_every_reference_tool_script_solves_its_task_over_mcp(tmp_path, sites_url):
+async def test_every_reference_tool_script_solves_its_task_over_mcp(tmp_path, sites_url, browser):
     tasks = [t for t in tool_tasks() if t.reference_tools]
     assert len(tasks) >= 12, "the bundled hybrid and discovery tasks carry reference tool-call scripts"
     scripts = tmp_path / "scripts"
@@ -34,7 +34,7 @@ async def test_every_reference_tool_script_solves_its_task_over_mcp(tmp_path, si
     runs = tmp_path / "runs"
     specs = [EpisodeSpec(t, "constraint", agent.name, 0) for t in tasks]
     episodes = await run_local(specs, agent, runs, sites_url=sites_url, concurrency=3,
-                               budget=Budget(max_steps=60, timeout_s=2 * LONG, stall_s=2 * LONG))
+                               budget=Budget(max_steps=60, timeout_s=2 * LONG, stall_s=2 * LONG), browser=browser)
     problems = {}
     for spec, ep in zip(specs, episodes):
         d = spec.directory(runs).path

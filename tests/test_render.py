@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from recorders import Recorder, RecorderOptions, read_trajectory
 from replay.render import read_dom_snapshots, render_dom_images
 from rig.cli import app
+from rig.report.load import episode_id
 from rig.runner.config import RunConfig
 from rig.runner.run import run
 
@@ -91,6 +92,26 @@ async def test_drawing_uses_the_archive_only_at_the_recorded_scroll(context, pag
     assert [shown(due[n].read_bytes()) for n in (0, 1)] == [2, 1]  # blue at the top, the archived green below
 
 
+async def test_a_live_step_image_shows_the_viewport_its_state_was_read_in(context, page, pages_url, pages_server,
+                                                                          tmp_path):
+    """A live screenshot is clipped to the viewport and scroll offset the step's state read gave (no round trip to ask
+    the page for them again)."""
+    pages_server.set_route("/render/page.html", lambda ex: ex.send(body=SCROLLED))
+    pages_server.set_route("/render/style.css", lambda ex: ex.send(body=".b{background:#00c000}",
+                                                                   content_type="text/css"))
+    ep = tmp_path / "ep"
+    rec = await Recorder.attach(context, ep, options=RecorderOptions(screenshots="every", observe_idle_ms=100))
+    async with rec.action({"type": "goto", "target": None, "value": None}):
+        await page.goto(f"{pages_url}/render/page.html")
+    async with rec.action({"type": "scroll", "target": None, "value": None}):
+        await page.evaluate("scrollTo(0, innerHeight)")
+    await rec.close()
+    views = {n: s.view for n, s in read_dom_snapshots(ep / "evidence.warc.gz").items()}
+    assert views[0][3] == 0 and views[1][3] > 0
+    due = _due(ep)
+    assert [shown(due[n].read_bytes()) for n in (0, 1)] == [2, 1]  # blue at the top, green below
+
+
 async def test_a_canvas_is_pictured_live_since_no_dom_shows_it(context, page, pages_url, pages_server, tmp_path):
     canvas = ("<!doctype html><body style='margin:0'><canvas width=1280 height=720></canvas><script>"
               "const c = document.querySelector('canvas').getContext('2d'); c.fillStyle = '#e00000';"
@@ -110,7 +131,7 @@ def test_rig_record_then_render_draws_each_missing_image_once(pages_url, tmp_pat
     script.write_text(yaml.safe_dump([{"goto": f"{pages_url}/colours.html"}, {"click": "#next"}, {"click": "#next"}]))
     ep = tmp_path / "ep"
     runner = CliRunner()
-    res = runner.invoke(app, ["record", "--script", str(script), "--out", str(ep), "--step-images", "dom"])
+    res = runner.invoke(app, ["record", "--script", str(script), "--out", str(ep)])  # dom: the default
     assert res.exit_code == 0, res.output
     steps = read_trajectory(ep / "trajectory.jsonl")
     assert steps and not list((ep / "screens").glob("*.jpg"))
@@ -119,7 +140,7 @@ def test_rig_record_then_render_draws_each_missing_image_once(pages_url, tmp_pat
     assert [shown((ep / s.screenshot).read_bytes()) for s in steps] == [0, 1, 2]
     (tmp_path / "empty").mkdir()
     res = runner.invoke(app, ["render", str(tmp_path / "empty")])
-    assert res.exit_code == 1 and "holds no episode" in res.output, res.output
+    assert res.exit_code == 2 and "holds no episode" in res.output, res.output  # bad input
     res = runner.invoke(app, ["render", str(ep)])
     assert res.exit_code == 0 and f"0 drawn, {len(steps)} present" in res.output, res.output
     res = runner.invoke(app, ["record", "--script", str(script), "--out", str(tmp_path / "x"), "--step-images", "gif"])
@@ -137,6 +158,26 @@ def test_a_run_with_dom_images_is_drawn_by_rig_render(sites_url, tmp_path):
     res = CliRunner().invoke(app, ["render", str(tmp_path / "runs")])
     assert res.exit_code == 0 and f"{len(own)} drawn" in res.output, res.output
     assert all((episode.parent / p).stat().st_size > 1000 for p in own)
+
+
+def test_the_report_draws_the_images_a_dom_recording_lacks_once(sites_url, tmp_path):
+    runs = tmp_path / "runs"
+    for task in ("flights-03", "stats-02"):  # two episodes, drawn side by side
+        run(RunConfig([task], "reference", runs, variants=["constraint"], sites_url=sites_url, step_images="dom"))
+    episodes = sorted(p.parent for p in runs.rglob("episode.json"))
+    own = {e: sorted({s.screenshot for s in read_trajectory(e / "trajectory.jsonl") if s.screenshot}) for e in episodes}
+    assert len(own) == 2 and all(own.values()) and not list(runs.rglob("screens/*.jpg"))
+    runner = CliRunner()
+    assert runner.invoke(app, ["grade", str(runs)]).exit_code == 0
+    res = runner.invoke(app, ["report", str(runs), "--out", str(tmp_path / "report")])
+    assert res.exit_code == 0, res.output
+    for e, images in own.items():  # every step's own image drawn into the episode, and copied into the report
+        assert all((e / p).stat().st_size > 1000 for p in images), e
+        copied = tmp_path / "report" / "screens" / episode_id(runs, e) / "full"
+        assert {p.name for p in copied.glob("*.jpg")} >= {Path(p).name for p in images}
+    drawn = {p: p.stat().st_mtime_ns for e in episodes for p in (e / "screens").glob("*.jpg")}
+    assert runner.invoke(app, ["report", str(runs), "--out", str(tmp_path / "again")]).exit_code == 0
+    assert {p: p.stat().st_mtime_ns for p in drawn} == drawn  # drawn once: the second report drew nothing
 
 
 def test_dom_images_need_dom_snapshots():

@@ -23,7 +23,7 @@ from warcio.warcwriter import WARCWriter
 from recorders import Recorder, RecorderOptions, read_trajectory
 from replay import load_index
 from rig.formats.actions import parse_actions
-from rig.replay_cmd import replay_episode
+from rig.commands.replay import replay_episode
 from rig.runner.record import record_actions
 from rig.sites import bundled_adapters
 

@@ -12,7 +12,7 @@ from server import TestServer
 from recorders import RecorderOptions
 from replay import REPLAY_CONTEXT_OPTIONS, attach_replay, load_index
 from rig.formats.actions import parse_actions
-from rig.replay_cmd import replay_episode
+from rig.commands.replay import replay_episode
 from rig.runner.record import record_actions
 from rig.sites.server import free_port
 

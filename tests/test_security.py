@@ -333,7 +333,7 @@ def test_frozen_run_makes_no_network_request(tmp_path, monkeypatch):
 
 def test_replay_makes_no_network_request(tmp_path):
     """Record against a local site, stop it and listen on its port instead: replay connects to nothing."""
-    from rig.replay_cmd import replay
+    from rig.commands.replay import replay
 
     port = free_port()
     task = write_task(tmp_path / "tasks", "sec-03", "/sec/", [
@@ -471,7 +471,7 @@ def test_no_webrtc_escapes_an_allow_listed_frozen_or_replayed_run(tmp_path):
     """A page opening peer connections (STUN over UDP, TURN over TCP, from its window and an iframe's) to a listener
     on 127.0.0.1, an IP literal outside every rule: in allow-listed, frozen and replayed runs both attempts are
     refused and nothing reaches the listener."""
-    from rig.replay_cmd import replay
+    from rig.commands.replay import replay
 
     peers = PeerServer()
     start = f"/sec/rtc?stun={peers.stun_port}&turn={peers.turn_port}"

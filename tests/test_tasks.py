@@ -256,7 +256,7 @@ def test_validate_rejects_what_run_rejects_and_run_says_the_same(tmp_path):
         assert res.exit_code == 1 and f"{path}: {field}: " in said and reason in said, (name, res.output)
         runs = tmp_path / f"runs-{path.stem}"
         ran = runner.invoke(app, ["run", "--task", str(path), "--agent", "reference", "--out", str(runs)])
-        assert ran.exit_code == 1 and said.split("invalid ", 1)[1] in " ".join(ran.stderr.split()), (name, ran.output)
+        assert ran.exit_code == 2 and said.split("invalid ", 1)[1] in " ".join(ran.stderr.split()), (name, ran.output)
         assert not runs.exists(), f"{name}: an episode started"
     res = runner.invoke(app, ["tasks", "validate", *(str(folder / n) for n, *_ in cases)])
     assert res.exit_code == 1 and sum(line.startswith("invalid ") for line in res.stderr.splitlines()) == len(cases)

@@ -171,11 +171,11 @@ def test_bad_annotations_name_the_problem_and_leave_the_file_alone(demo):
     ]
     for args, message in cases:
         code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(episode), *args)
-        assert code == 1 and message in err, (args, out, err)
+        assert code == 2 and message in err, (args, out, err)  # bad input
         assert task_file.read_bytes() == original
     code, out, err = _cli("tasks", "annotate", str(task_file), "--from-episode", str(task_file.parent),
                           "--state", "months=1")
-    assert code == 1 and "episode.json" in err
+    assert code == 2 and "episode.json" in err
     assert task_file.read_bytes() == original
 
 
@@ -249,11 +249,11 @@ def test_an_interrupted_episode_is_refused_and_never_replaces_a_working_solution
     assert solution[-1]["answer"]
 
     code, out, err = _annotate(task_file, interrupted, "--state", "late=3")
-    assert code == 1 and "ended 'incomplete', not 'ok'" in err and "--allow-unfinished" in err, out + err
+    assert code == 2 and "ended 'incomplete', not 'ok'" in err and "--allow-unfinished" in err, out + err
     assert task_file.read_bytes() == working
     for extra in ([], ["--force"]):  # allowed, its truncated actions are still no reference solution
         code, out, err = _annotate(task_file, interrupted, "--state", "late=3", "--allow-unfinished", *extra)
-        assert code == 1 and "hold no `answer` action" in err and "--keep-solution" in err, out + err
+        assert code == 2 and "hold no `answer` action" in err and "--keep-solution" in err, out + err
         assert task_file.read_bytes() == working
 
     code, out, err = _annotate(task_file, interrupted, "--state", "late=3", "--allow-unfinished", "--keep-solution")
@@ -275,7 +275,7 @@ def test_annotation_replaces_a_state_or_a_solution_only_with_force_and_keeps_a_b
     assert not Path(f"{task_file}.bak").read_text(encoding="utf-8").count("gold_states")  # the unannotated file
     annotated = task_file.read_bytes()
     code, out, err = _annotate(task_file, episode, "--state", f"results={last}", "--keep-solution")
-    assert code == 1 and "already has gold state(s) results" in err and "--force" in err, out + err
+    assert code == 2 and "already has gold state(s) results" in err and "--force" in err, out + err
     assert task_file.read_bytes() == annotated
 
     edited = yaml.safe_load(annotated)
@@ -283,7 +283,7 @@ def test_annotation_replaces_a_state_or_a_solution_only_with_force_and_keeps_a_b
     task_file.write_text(yaml.safe_dump(edited, sort_keys=False), encoding="utf-8")
     mine = task_file.read_bytes()
     code, out, err = _annotate(task_file, episode, "--state", f"months={last}")
-    assert code == 1 and "already has a reference solution" in err and "--keep-solution keeps it" in err, out + err
+    assert code == 2 and "already has a reference solution" in err and "--keep-solution keeps it" in err, out + err
     assert task_file.read_bytes() == mine
 
     code, out, err = _annotate(task_file, episode, "--state", f"results={last}", "--force")

@@ -132,5 +132,5 @@ def test_rig_submit_refuses_an_answer_file_over_the_limits_and_keeps_nothing(tmp
     answer = tmp_path / "answer.md"
     answer.write_text("| n |\n|---|\n" + "| 1 |\n" * 200_000)
     res = CliRunner().invoke(app, ["submit", str(episode), "--answer", str(answer)])
-    assert res.exit_code == 1 and f"at most {MAX_ANSWER_ROWS} rows" in res.output  # as rig submit exits on its errors
+    assert res.exit_code == 2 and f"at most {MAX_ANSWER_ROWS} rows" in res.output  # bad input: exit 2
     assert not ed.submitted_file.exists()

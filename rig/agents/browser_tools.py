@@ -5,7 +5,7 @@ Element refs come from `browser_snapshot` (Playwright's AI snapshot: `- button "
 `page.get_by_ref`, as in Playwright's MCP server; a ref is valid until the next snapshot. Every action goes through
 the page, so the recorder sees it like any other driver's.
 
-The fetch tab loads a URL with `rig.politeness.polite_goto`: a 429 or 503 is retried (its `Retry-After` honoured,
+The fetch tab loads a URL with `rig.network.politeness.polite_goto`: a 429 or 503 is retried (its `Retry-After` honoured,
 capped), and one still answered after the retries is a tool error saying the page is rate-limited, never its error
 page as content. A document whose `Content-Length` is over `MAX_RESPONSE_BYTES` is stopped as soon as it starts to
 load (only what was parsed by then is read), and a fetch that timed out is stopped too; after either, the fetch tab
@@ -26,7 +26,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from rig.errors import AgentError
-from rig.politeness import BACKOFF_STATUSES, Politeness, polite_goto
+from rig.network.politeness import BACKOFF_STATUSES, Politeness, polite_goto
 from rig.tools.session import Fetched, web_url
 
 if TYPE_CHECKING:

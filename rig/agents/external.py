@@ -24,6 +24,8 @@ from rig.network.politeness import polite_goto
 
 #: How long the operator waits for one cited page.
 CAPTURE_TIMEOUT_S = 30.0
+
+
 def _save_prompt(env: EpisodeEnv) -> Path:
     return write_atomic(EpisodeDir(env.out_dir).prompt_file, env.prompt + "\n")
 

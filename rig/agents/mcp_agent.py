@@ -71,7 +71,9 @@ class ToolServerSession:
                 first = next(f for f, kind in waits.items() if kind == "final_answer")
             else:
                 first = next(iter(done))
-            outcome = first.result()
+            # a `rig submit` the process ran just before it exited wins too: the poll may not have looked since
+            handed = await wait_for_answer(self.env.out_dir, timeout_s=0) if waits[first] == "also" else None
+            outcome = handed if handed is not None else first.result()
         finally:
             for f in waits:
                 f.cancel()

@@ -15,6 +15,7 @@
 | `leaderboard` | `rig export --leaderboard` files |
 | `vocabulary` | shared vocabularies: failure categories, column-name and text normal forms |
 | `audit` | `audit.json` |
+| `qa` | `qa.json` and `rig qa --json`: replay fidelity per page |
 | `schemas` | JSON Schemas of all of them, generated into `docs/schemas/` |
 
 Formats import nothing of grading, agents, runner or browsers: they are the bottom layer of `rig`.

@@ -114,6 +114,8 @@ class Episode(BaseModel):
     resolve: list[str] = Field(default_factory=list, description="host mappings in force (`--resolve HOST=ADDR:PORT`)")
     ignore_https_errors: bool = Field(default=False, description="certificate errors were accepted")
     politeness: PolitenessRecord | None = Field(default=None, description="what a live run's politeness did")
+    ray_node: str | None = Field(default=None, description="the Ray node that ran the episode (`--executor ray`): its "
+                                 "id and address, `<node id>@<address>`")
 
     def finish(self, status: Status, error: str | None = None, steps: int | None = None) -> None:
         """Mark the episode ended with a status."""

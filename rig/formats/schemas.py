@@ -23,6 +23,7 @@ from rig.formats.grade import Grade
 from rig.formats.knowledge import KnowledgeEntry
 from rig.formats.imports import ImportReport
 from rig.formats.leaderboard import Leaderboard
+from rig.formats.qa import QaReport
 from rig.formats.summary import Summary
 from rig.formats.task import Task
 
@@ -49,6 +50,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "drift-report.schema.json": DriftReport.model_json_schema(),
         "compare.schema.json": Comparison.model_json_schema(),
         "leaderboard.schema.json": Leaderboard.model_json_schema(),
+        "qa-report.schema.json": QaReport.model_json_schema(),
     }
     for name, schema in out.items():
         schema.setdefault("$schema", "https://json-schema.org/draft/2020-12/schema")

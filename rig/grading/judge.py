@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 from rig.errors import InfraError
@@ -64,12 +63,12 @@ def parse_reply(reply: str, model: str) -> JudgeVerdict:
                         rationale=" ".join(fields.get("reasoning", [])).strip())
 
 
-@dataclass(frozen=True)
-class Completion:
-    """A completion function's reply and what its call used (tokens, cost; None: not reported)."""
+class Completion(Protocol):
+    """A completion function's reply and what its call used (tokens, cost; None: not reported), e.g.
+    `rig.agents.completion.Completion`."""
 
     text: str
-    usage: Usage | None = None
+    usage: Usage | None
 
 
 class LLMJudge:
@@ -81,7 +80,7 @@ class LLMJudge:
     def judge(self, question: str, gold: str, answer: str) -> JudgeVerdict:
         """Ask the model with PROMPT and parse its reply; the verdict keeps the call's usage."""
         reply = self.complete(PROMPT.format(question=question, gold=gold, answer=answer or "(no answer)"))
-        if isinstance(reply, Completion):
+        if not isinstance(reply, str):
             verdict = parse_reply(reply.text, self.model)
             verdict.usage = reply.usage
             return verdict

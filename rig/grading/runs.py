@@ -229,7 +229,8 @@ def grade_run(path: str | Path, write: bool = True, *, jobs: int | None = None, 
     """Grade every episode under a runs directory (or one episode directory) and summarise.
 
     Writes grade.json into each episode directory and, for a runs directory, summary.json and summary.md.
-    Directories that should be episodes and are not are counted and listed in the summary. `jobs`: processes
+    Directories that should be episodes and are not are counted and listed in the summary; a path holding neither is
+    an InputError (and nothing is written). `jobs`: processes
     (None: `default_jobs`); `force`: regrade episodes whose grade.json is still current; `judge`: builds the LLM judge
     of free-text hybrid tasks (picklable, called once per process; rig.grading.judge). When one summary row would hold
     two revisions of a task, the grades are written, an earlier summary is removed (it no longer matches them) and
@@ -245,11 +246,13 @@ def grade_run(path: str | Path, write: bool = True, *, jobs: int | None = None, 
     single = EpisodeDir(path)
     runs = RunsDir(path)
     dirs = [single] if single.exists() else runs.episodes()
+    strays = [] if single.exists() else runs.strays()
+    if not dirs and not strays:
+        raise InputError(str(path), None, "holds no episode (no episode.json in it or below it): nothing to grade")
     n_jobs = jobs if jobs is not None else default_jobs(len(dirs))
     done = _grade_all(dirs, n_jobs, force, write, judge)
     grades = [g for g, _ in done]
-    if not single.exists():
-        grades += [stray_grade(d) for d in runs.strays()]
+    grades += [stray_grade(d) for d in strays]
     try:
         summary = summarize(grades, str(path), mix_revisions=mix_revisions)
     except MixedRevisions:

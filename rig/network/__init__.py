@@ -22,7 +22,12 @@ from rig.network.hosts import Target, is_loopback, parse_host, url_target
 from rig.network.policy import Policy, episode_policy, parse_hosts, task_hosts
 from rig.network.politeness import PoliteGate, Politeness, polite_goto
 from rig.network.resolve import HostMapping, parse_resolve, resolver_rules
-from rig.network.settings import Network, check_reachable, check_record_reachable, off_loopback
+from rig.network.settings import (
+    Network,
+    check_reachable,
+    check_record_reachable,
+    off_loopback,
+)
 
 __all__ = [
     "GUARDED_CONTEXT_OPTIONS", "SEALED_FLAGS", "HostMapping", "Network", "NetworkGuard", "Policy", "PoliteGate",

@@ -3,6 +3,8 @@ connection the proxy could not make) or the rig's (its proxy, its browser)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
@@ -23,6 +25,12 @@ NET_ERRORS = {
     "ERR_EMPTY_RESPONSE": "the server sent nothing",
     "ERR_TUNNEL_CONNECTION_FAILED": "the connection to the server could not be made",
 }
+#: How an origin was not reached at all: by its host name, its address, or its certificate.
+Unreachable = Literal["dns", "connect", "tls"]
+_DNS = ("ERR_NAME_NOT_RESOLVED", "ERR_NAME_RESOLUTION_FAILED")
+_CONNECT = ("ERR_CONNECTION_REFUSED", "ERR_CONNECTION_RESET", "ERR_CONNECTION_CLOSED", "ERR_CONNECTION_FAILED",
+            "ERR_CONNECTION_TIMED_OUT", "ERR_ADDRESS_UNREACHABLE", "ERR_ADDRESS_INVALID", "ERR_INTERNET_DISCONNECTED",
+            "ERR_EMPTY_RESPONSE", "ERR_PROXY_CONNECTION_FAILED", "ERR_TUNNEL_CONNECTION_FAILED")
 #: Errors that are the site's when its page does not load (the rig's proxy failing is ERR_PROXY_CONNECTION_FAILED).
 SITE_ERRORS = frozenset(NET_ERRORS) - {"ERR_ABORTED", "ERR_INTERNET_DISCONNECTED"}
 #: The site's failures that may pass if the page is asked for again (a timeout is one too).
@@ -34,10 +42,29 @@ class SiteUnreachable(Exception):
     """A live site's page did not load within the episode's budget (scored as the task's failure, never infra)."""
 
 
-def net_error(exc: BaseException) -> str | None:
-    """Chromium's `ERR_...` code in a Playwright error, if any."""
-    text = str(exc).splitlines()[0] if str(exc) else ""
+def net_error(error: BaseException | str | None) -> str | None:
+    """Chromium's `ERR_...` code in a Playwright error or an error text (`net::ERR_CONNECTION_REFUSED at ...`)."""
+    text = (str(error).splitlines() or [""])[0] if error is not None else ""
     return next((w.removeprefix("net::") for w in text.split() if w.startswith("net::ERR_")), None)
+
+
+def unreachable(code: str | None) -> Unreachable | None:
+    """Whether a network error means the origin was not reached at all: by its host name (dns), its address
+    (connect) or its certificate (tls); None for anything else (an abort, a block, a redirect loop)."""
+    if code is None:
+        return None
+    if code in _DNS:
+        return "dns"
+    if code.startswith(("ERR_CERT_", "ERR_SSL_")) or code == "ERR_BAD_SSL_CLIENT_AUTH_CERT":
+        return "tls"
+    return "connect" if code in _CONNECT else None
+
+
+def describe(code: str | None) -> str | None:
+    """A network error in words, with its code; None for a code this module does not know."""
+    if code is not None and unreachable(code) == "tls":
+        return f"TLS: {code} (the certificate is not trusted; --ignore-https-errors accepts self-signed ones)"
+    return f"{NET_ERRORS[code]} ({code})" if code in NET_ERRORS else None
 
 
 def is_site_failure(exc: BaseException) -> bool:
@@ -62,8 +89,4 @@ def failure_reason(exc: Exception, timeout_s: float, proxy_reason: str | None = 
     code = net_error(exc)
     if code in ("ERR_TUNNEL_CONNECTION_FAILED", "ERR_EMPTY_RESPONSE") and proxy_reason is not None:
         return f"{proxy_reason} ({code})"
-    if code is not None and code.startswith(("ERR_CERT_", "ERR_SSL_")):
-        return f"TLS: {code} (the certificate is not trusted; --ignore-https-errors accepts self-signed ones)"
-    if code in NET_ERRORS:
-        return f"{NET_ERRORS[code]} ({code})"
-    return f"the page could not be loaded: {text}"
+    return describe(code) or f"the page could not be loaded: {text}"

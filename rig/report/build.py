@@ -31,6 +31,7 @@ from rig.report.episode_view import (
 from rig.report.highlight import segments
 from rig.report.load import REGRADE, EpisodeData, RunData, load_episode, load_run
 from rig.report.overview import audit_agreement, family_rows, figures, type_rows
+from rig.report.qa_view import episode_fidelity, snapshot_fidelity
 from rigwarc.atomic import atomic_write
 
 ASSETS = Path(__file__).parent / "static"
@@ -59,7 +60,8 @@ def _env() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=_pct, ci=_ci, value=_value)
     env.globals.update(CSP=CSP, CATEGORIES=CATEGORIES, NO_FAILURE=NO_FAILURE, REGRADE=REGRADE,
-                       record_anchor=record_anchor)
+                       record_anchor=record_anchor, episode_fidelity=episode_fidelity,
+                       snapshot_fidelity=snapshot_fidelity)
     return env
 
 

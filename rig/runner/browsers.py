@@ -35,10 +35,12 @@ class BrowserPool:
         self.launches = 0
 
     @classmethod
-    def around(cls, browser: Browser, network: Network | None = None) -> BrowserPool:
-        """A pool that hands out a browser someone else launched (and closes it never); `network` gives its contexts'
-        options (certificate errors, politeness's user agent), the launch having set the rest."""
-        pool = cls(None, network=network)
+    def around(cls, browser: Browser, network: Network | None = None, context_options: dict | None = None
+               ) -> BrowserPool:
+        """A pool that hands out a browser someone else launched (and closes it never); `network` and
+        `context_options` give its contexts' options (certificate errors, politeness's user agent, blocked service
+        workers), the launch having set the rest. A CDP driver cannot run in it (it needs a browser of its own)."""
+        pool = cls(None, network=network, context_options=context_options)
         pool._browser, pool._owned = browser, False
         return pool
 

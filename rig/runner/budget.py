@@ -9,6 +9,10 @@ from typing import Any, Awaitable, Callable
 from rig.agents.base import Budget
 from rig.errors import InfraError
 
+#: How long an agent stopped by Ctrl-C may take to clean up (a CLI agent's process group, its tool server) before
+#: the run goes on without it; a second Ctrl-C does not wait.
+STOP_S = 30.0
+
 
 class BudgetExceeded(Exception):
     """The agent ran out of a budget; `status` is how the episode ends (`timeout` or `agent_error`)."""
@@ -34,7 +38,11 @@ async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], in
     alive, last_alive = (seen, activity() if activity else 0), last_change
     reason: BaseException | None = None
     while not task.done():
-        await asyncio.wait({task}, timeout=poll_s)
+        try:
+            await asyncio.wait({task}, timeout=poll_s)
+        except asyncio.CancelledError:  # the run is stopping (Ctrl-C): the agent stops with it, never orphaned
+            await _stop(task, STOP_S)
+            raise
         if task.done():
             break
         now, count = time.monotonic(), steps()
@@ -54,10 +62,15 @@ async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], in
         elif count > budget.max_steps:
             reason = BudgetExceeded("agent_error", f"step budget of {budget.max_steps} exceeded")
         if reason is not None:
-            task.cancel()
-            try:
-                await asyncio.wait_for(asyncio.shield(task), timeout=5)
-            except BaseException:
-                pass
+            await _stop(task)
             raise reason
     return task.result()
+
+
+async def _stop(task: asyncio.Future[Any], grace_s: float = 5.0) -> None:
+    """Cancel the agent's task and give it `grace_s` to clean up; whatever it ended with is read (never left as
+    "Task exception was never retrieved")."""
+    task.cancel()
+    await asyncio.wait({task}, timeout=grace_s)
+    if task.done() and not task.cancelled():
+        task.exception()

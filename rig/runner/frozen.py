@@ -15,6 +15,7 @@ from replay import FrozenSite, Manifest, ReplayError, open_snapshot
 from replay.snapshot import MANIFEST, snapshot_dirs
 from rig.errors import InputError
 from rig.formats.task import Task
+from rig.qa.stored import warn_if_low
 from rig.tasks.loader import SITE_NAME
 
 
@@ -29,6 +30,7 @@ def open_frozen(path: Path, tasks: Iterable[Task] = ()) -> FrozenSite:
         raise InputError(str(path), None, str(exc)) from None
     for problem in frozen.index.errors:
         logger.warning(problem)
+    warn_if_low(path)  # the snapshot's replay QA (qa.json) found pages under its threshold
     for task in tasks:
         if task.site is not None:
             _check_site(path, frozen, task)

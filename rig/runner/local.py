@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from loguru import logger
-from playwright.async_api import async_playwright
+from playwright.async_api import Browser, Playwright, async_playwright
 from rich.progress import Progress
 
 from recorders import RecorderOptions
@@ -21,10 +22,10 @@ from rig.formats.episode import Episode
 from rig.formats.task import Task
 from rig.formats.usage import PriceTable
 from rig.network.guard import GUARDED_CONTEXT_OPTIONS
+from rig.network.settings import Network
 from rig.runner.browsers import BrowserPool
 from rig.runner.episode import EpisodeContext, run_episode
 from rig.runner.retry import RetryPolicy
-from rig.network.settings import Network
 from rig.runner.spec import EpisodeSpec
 from rig.sites import bundled_adapters
 
@@ -125,6 +126,32 @@ def _infra_failed(directory: EpisodeDir) -> bool:
     return _status(directory) in INFRA_FAILED
 
 
+def episode_context(pw: Playwright | None, *, sites_url: str, budget: Budget, options: RecorderOptions | None = None,
+                    headless: bool = True, frozen: FrozenSite | None = None, allow_hosts: list[str] | None = None,
+                    network: Network | None = None, browser: Browser | None = None, retry: RetryPolicy | None = None,
+                    prices: PriceTable | None = None) -> EpisodeContext:
+    """The browser pool and the parts every episode of a run shares: one set-up for the local and the Ray executors
+    (a Ray worker makes its own on its node). `browser`: a browser the caller launched (with the flags the run needs,
+    see `run_local`), lent to the pool instead of one launched from `pw`. `retry`: how infrastructure failures are
+    retried (default: two retries); `prices`: the price table costs are computed with."""
+    ctx_options = context_options(frozen is not None, allow_hosts, network)
+    if browser is not None:
+        pool = BrowserPool.around(browser, network=network, context_options=ctx_options)
+    else:
+        assert pw is not None, "a pool launches its browser from Playwright"
+        pool = BrowserPool(pw, headless=headless, context_options=ctx_options,
+                           sealed=(network or Network()).guarded(allow_hosts), archive_only=frozen is not None,
+                           network=network)
+    return EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(), options=options,
+                          frozen=frozen, allow_hosts=allow_hosts, retry=retry or RetryPolicy(), prices=prices)
+
+
+async def run_spec(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ctx: EpisodeContext) -> Episode:
+    """One planned episode, as every executor runs it (the seam where a run-level retry of infrastructure failures
+    goes, so that the local and Ray executors both have it)."""
+    return await run_episode(spec, agent, directory, ctx)
+
+
 @dataclass
 class RunStats:
     """Live counts for the progress bar."""
@@ -149,6 +176,7 @@ async def run_local(
     frozen: FrozenSite | None = None,
     allow_hosts: list[str] | None = None,
     network: Network | None = None,
+    browser: Browser | None = None,
     retry: RetryPolicy | None = None,
     prices: PriceTable | None = None,
 ) -> list[Episode]:
@@ -161,6 +189,10 @@ async def run_local(
     whether the browser may reach the network, with which host mappings and politeness (rig.network); a live or
     allow-listed episode's context goes through a guard of its own (rig.network.guard). `retry`: how infrastructure
     failures are retried (rig.runner.retry; default two retries); `prices`: the price table costs are computed with.
+
+    `browser`: run in this browser instead of launching one (a caller that runs many short runs, e.g. a test
+    session); it must have been launched with the flags the run needs (`rig.browser.launch`: sealed for allow-listed
+    runs, archive-only for frozen ones, the host mappings), and it is neither relaunched nor closed here.
     """
     by_name = agents if isinstance(agents, Mapping) else None
     stats = RunStats()
@@ -173,14 +205,11 @@ async def run_local(
             progress.update(bar, completed=stats.done,
                             description=f"episodes (running {stats.running}, failing {stats.failing})")
 
-    async with async_playwright() as pw:
-        pool = BrowserPool(pw, headless=headless,
-                           context_options=context_options(frozen is not None, allow_hosts, network),
-                           sealed=(network or Network()).guarded(allow_hosts), archive_only=frozen is not None,
-                           network=network)
-        ctx = EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(),
-                             options=options, frozen=frozen, allow_hosts=allow_hosts, retry=retry or RetryPolicy(),
-                             prices=prices)
+    async with async_playwright() if browser is None else nullcontext() as pw:
+        ctx = episode_context(pw, sites_url=sites_url, budget=budget, options=options, headless=headless,
+                              frozen=frozen, allow_hosts=allow_hosts, network=network, browser=browser,
+                              retry=retry, prices=prices)
+        pool = ctx.pool
 
         async def one(spec: EpisodeSpec) -> Episode:
             async with sem:
@@ -188,7 +217,7 @@ async def run_local(
                 show()
                 try:
                     agent = by_name[spec.agent, spec.identity] if by_name is not None else agents
-                    ep = await run_episode(spec, agent, spec.directory(runs), ctx)  # type: ignore[arg-type]
+                    ep = await run_spec(spec, agent, spec.directory(runs), ctx)  # type: ignore[arg-type]
                 finally:
                     stats.running -= 1
                 stats.done += 1

@@ -14,10 +14,10 @@ from rig.episode_dir import EpisodeDir
 from rig.errors import InputError
 from rig.formats.actions import load_script
 from rig.formats.episode import Episode
+from rig.network.settings import Network, check_record_reachable
 from rig.runner.browsers import BrowserPool
 from rig.runner.episode import EpisodeContext, run_episode
 from rig.runner.retry import RetryPolicy
-from rig.network.settings import Network, check_record_reachable
 from rig.runner.local import context_options
 from rig.runner.spec import EpisodeSpec
 from rig.sites import bundled_adapters

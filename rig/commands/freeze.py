@@ -12,25 +12,35 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Optional
 
+import typer
 from loguru import logger
 
 from replay import FROZEN_ORIGIN, ReplayError
 from replay.freeze import FreezeResult, FreezeSource, freeze, move_origin, origin_of
 from replay.snapshot import MANIFEST
 from rig import __version__
+from rig.commands.console import say
+from rig.commands.options import QaThreshold
 from rig.episode_dir import EpisodeDir, find_episodes
 from rig.errors import InputError
 from rig.formats.episode import Episode
+from rig.formats.qa import DEFAULT_QA_THRESHOLD, QaReport
 from rig.formats.task import Task
+from rig.qa.fuzzy import fuzzy_rules
+from rig.qa.run import EPISODE_DIRS, QaOptions, episode_sources, qa
 from rig.tasks.loader import task_of
 
 
-def freeze_episodes(paths: list[Path], out: Path, *, built_at: datetime | None = None) -> FreezeResult:
-    """Freeze the episodes under `paths` into the snapshot directory `out` (rebuilt if it holds a snapshot)."""
+def freeze_episodes(paths: list[Path], out: Path, *, built_at: datetime | None = None,
+                    fuzzy: list[str] | None = None) -> FreezeResult:
+    """Freeze the episodes under `paths` into the snapshot directory `out` (rebuilt if it holds a snapshot); `fuzzy`:
+    `--fuzzy` rules (query parameters ignored in matching, `rig.qa.fuzzy`)."""
     episodes = find_episodes(paths, "freeze")
     _check_out(out)
-    sources, sites, versions, tasks = [], set(), set(), set()
+    rules = fuzzy_rules(fuzzy or [])
+    sources, sites, versions, tasks, frozen = [], set(), set(), set(), []
     for ed in episodes:
         episode = ed.read_episode()
         if not ed.warc_file.is_file():
@@ -48,12 +58,14 @@ def freeze_episodes(paths: list[Path], out: Path, *, built_at: datetime | None =
             tasks.add(episode.task_id)
         start = move_origin(episode.start_url, moves) if episode.start_url else None
         sources.append(FreezeSource(ed.warc_file, moves, start))
+        frozen.append((ed, moves))
     if not sources:
         raise InputError(" ".join(map(str, paths)), None, "no episode there has an archive to freeze")
     try:
         result = freeze(sources, out, name=snapshot_name(out), built_at=built_at or datetime.now(UTC).replace(microsecond=0),
-                        rig_version=__version__, sites=sites, data_version=versions - {""},
-                        info={"episodes": len(sources), "tasks": sorted(tasks)})
+                        rig_version=__version__, sites=sites, data_version=versions - {""}, rules=rules,
+                        info={"episodes": len(sources), "tasks": sorted(tasks),
+                              EPISODE_DIRS: episode_sources(frozen, out)})
     except ReplayError as exc:
         raise InputError(str(out), None, str(exc).removeprefix(f"{out}: ")) from None
     for problem in result.problems:
@@ -61,6 +73,11 @@ def freeze_episodes(paths: list[Path], out: Path, *, built_at: datetime | None =
     if (warning := result.incomplete_warning(out)) is not None:
         logger.warning(warning)
     return result
+
+
+def qa_frozen(out: Path, threshold: float) -> QaReport:
+    """`rig freeze`'s replay QA of the snapshot it wrote (`rig qa`): `qa.json` beside the manifest; the report."""
+    return qa(out, QaOptions(threshold=threshold))[0]
 
 
 def _sites_origin(episode: Episode, task: Task | None, ed: EpisodeDir) -> str | None:
@@ -99,3 +116,20 @@ def _task(episode: Episode, ed: EpisodeDir) -> Task | None:
         logger.warning("{}: its task cannot be loaded ({}); its origins are frozen as recorded", ed.path, exc)
         return None
     return found[0] if found else None
+
+
+def freeze_command(
+    paths: list[Path] = typer.Argument(..., help="runs directories or episode directories"),
+    out_dir: Path = typer.Option(..., "--out", help="the snapshot directory to write (new, empty, or a snapshot)"),
+    fuzzy: Optional[list[str]] = typer.Option(None, "--fuzzy", help="NAME[@[HOST]/PATH]: ignore this query parameter "
+                                              "(a cache-buster, a timestamp) when matching requests (repeatable)"),
+    no_qa: bool = typer.Option(False, "--no-qa", help="do not score the snapshot's replay fidelity (`rig qa`)"),
+    threshold: QaThreshold = DEFAULT_QA_THRESHOLD,
+) -> None:
+    """Freeze what episodes archived into a site snapshot of any origin (serve it with `rig run --frozen`), then score
+    its replay fidelity (`rig qa`, kept as qa.json)."""
+    m = freeze_episodes(paths, out_dir, fuzzy=fuzzy).manifest
+    say(f"{out_dir}: {m.exchanges} answers from {m.sources.get('episodes', 0)} episodes, {m.bytes / 1e6:.2f} MB "
+        f"({', '.join(m.origins)})")
+    if not no_qa:
+        say(qa_frozen(out_dir, threshold).line())

@@ -1,4 +1,5 @@
-"""`rig export PATH --wacz OUT.wacz`: episodes, a runs directory or site snapshots as one WACZ (replayweb.page opens it).
+"""`rig export PATH --wacz OUT.wacz [--force]`: episodes, a runs directory or site snapshots as one WACZ (replayweb.page
+opens it); `rig export RUNS_DIR --leaderboard OUT.csv|OUT.json`: a graded run's leaderboard (`rig.leaderboard`).
 
 The WACZ is built by the `wacz` package (its `create`, then its own validation). Each source WARC goes in whole
 under `archive/` (requests, responses and the recorder's per-step text and DOM records, which the CDX index leaves
@@ -17,12 +18,15 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Optional
 
+import typer
 from loguru import logger
 
 from replay.errors import ReplayError
 from replay.index import ArchiveIndex, load_index
 from replay.snapshot import Manifest, snapshot_dirs
+from rig.commands.console import say
 from rig.episode_dir import EpisodeDir, RunsDir
 from rig.errors import InfraError, InputError
 from rigwarc.atomic import atomic_write
@@ -53,13 +57,18 @@ class ExportResult:
     validated: bool
 
 
-def export_wacz(path: Path, out: Path) -> ExportResult:
-    """Write the episode directory, runs directory or snapshot directory at `path` as the WACZ `out`, and validate it."""
+def export_wacz(path: Path, out: Path, *, force: bool = False) -> ExportResult:
+    """Write the episode directory, runs directory or snapshot directory at `path` as the WACZ `out`, and validate it;
+    an `out` that exists is replaced only with `force` (InputError otherwise, before anything is read)."""
+    if out.suffix.lower() != ".wacz":
+        raise InputError("--wacz", None, f"{out} must end in .wacz")
+    if out.is_dir() or (out.exists() and not out.is_file()):
+        raise InputError("--wacz", None, f"{out} exists and is not a file; name the WACZ file to write")
+    if out.exists() and not force:
+        raise InputError("--wacz", None, f"{out} exists; --force overwrites it")
     sources = collect_sources(path)
     if not sources:
         raise InputError(str(path), None, "holds no episode archive and no snapshot: nothing to export")
-    if out.suffix.lower() != ".wacz":
-        raise InputError("--wacz", None, f"{out} must end in .wacz")
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rig-export-") as tmp:
         work = Path(tmp)
@@ -192,3 +201,26 @@ def _iso(when: datetime) -> str:
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in name) or "archive"
+
+
+def export(
+    path: Path = typer.Argument(..., help="an episode directory, a runs directory or a snapshot directory"),
+    wacz: Optional[Path] = typer.Option(None, "--wacz", help="the WACZ file to write (OUT.wacz)"),
+    leaderboard: Optional[Path] = typer.Option(None, "--leaderboard", help="a graded runs directory's leaderboard: "
+                                               "OUT.csv or OUT.json, one row per agent, model and variant"),
+    force: bool = typer.Option(False, "--force", help="overwrite OUT.wacz if it exists"),
+) -> None:
+    """Export episodes or snapshots as a WACZ (with each step's text) that replayweb.page opens, or a graded run's
+    leaderboard (metrics, 95 % intervals, cost, versions).
+
+    An OUT.wacz that exists is kept (exit 2) unless --force."""
+    if (wacz is None) == (leaderboard is None):
+        raise InputError("--wacz/--leaderboard", None, "give one of --wacz OUT.wacz or --leaderboard OUT.csv|OUT.json")
+    if leaderboard is not None:
+        from rig.leaderboard import write_leaderboard
+
+        board = write_leaderboard(path, leaderboard)
+        say(f"{leaderboard}: {len(board.rows)} rows")
+        return
+    result = export_wacz(path, wacz, force=force)
+    say(f"{result.wacz}: {len(result.warcs)} archives, {result.pages} pages (validated)")
