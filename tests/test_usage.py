@@ -75,7 +75,7 @@ def test_cost_is_null_when_a_model_is_not_in_the_table_never_zero():
 # --- browser-use: its own token accounting, through the runner ------------------------------------------------
 
 
-async def test_browser_use_episodes_record_tokens_calls_and_cost_from_the_price_table(tmp_path, sites_url):
+async def test_browser_use_episodes_record_tokens_calls_and_cost_from_the_price_table(tmp_path, sites_url, context):
     """Two browser-use episodes at once, one on a model the price table names and one on a model it does not: each
     records the tokens its own model reported (no call counted twice), the cost only where the model is priced."""
     pytest.importorskip("browser_use")
@@ -111,6 +111,40 @@ async def test_browser_use_episodes_record_tokens_calls_and_cost_from_the_price_
     assert priced.cost_usd == pytest.approx(token_cost(price, priced.tokens_in, priced.tokens_out), abs=1e-8)
     assert priced.priced_as == ["openai:gpt-4.1-mini"]
     assert unpriced.cost_usd is None and unpriced.unpriced == ["scripted"], "a model not in the table: cost unknown"
+    await _cost_in_summary_and_report(tmp_path, priced.cost_usd, context)
+
+
+async def _cost_in_summary_and_report(runs: Path, cost: float, context) -> None:
+    """The run graded: summary.json and summary.md carry each row's cost (a dash where unknown); the report's
+    overview draws the cost chart with the priced row on its Pareto front, in Chromium with no console error."""
+    from rig.grading.runs import grade_runs
+    from rig.report import write_report
+
+    grade_runs(runs)
+    data = json.loads((runs / "summary.json").read_text())
+    costs = sorted((g["cost_usd"] is None, g["cost_usd"]) for g in data["groups"])
+    assert costs == [(False, pytest.approx(cost)), (True, None)], costs
+    md = (runs / "summary.md").read_text()
+    assert "## Cost" in md and f"${cost:.4g}" in md and "| – |" in md, md
+    index = write_report(runs, runs.parent / "site")
+    errors: list[str] = []
+    context.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
+    context.on("weberror", lambda e: errors.append(str(e.error)))
+    page = await context.new_page()
+    await page.goto(index.as_uri())
+    assert await page.locator("#fig-cost svg.cost-scatter circle.point.pareto").count() == 1
+    assert "Pareto front" in await page.locator("#fig-cost figcaption").inner_text()
+    assert errors == [], errors
+
+
+def test_the_pareto_front_is_the_rows_no_other_beats_on_cost_and_item_f1():
+    from rig.report.charts import CostPoint, cost_scatter, pareto_front
+
+    pts = [CostPoint(1, "a", 0.10, 0.50), CostPoint(2, "b", 0.20, 0.40), CostPoint(3, "c", 0.30, 0.80),
+           CostPoint(4, "d", 0.05, 0.20), CostPoint(5, "e", 0.30, 0.80)]
+    assert [p.group for p in pareto_front(pts)] == ["d", "a", "c"]
+    assert [p.pareto for p in pts] == [True, False, True, True, True], "b is dearer and worse than a; e ties c"
+    assert str(cost_scatter(pts)).count('class="point pareto"') == 4
 
 
 # --- CLI agents report their own usage ---------------------------------------------------------------------------
