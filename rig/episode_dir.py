@@ -10,6 +10,7 @@
         submitted_answer.txt, answer_parse_failure.json   what `rig submit` was given, and why it held no table
         prompt.md, operator_answer.md   the prompt shown to an outside driver, and an operator's pasted answer
         agent_output.log    what a `cli` agent's command wrote on stdout and stderr
+        agent_usage.json    what a `cli` or `mcp` agent reported of its own LLM use (RIG_USAGE_FILE; written by it)
         downloads/          files the pages downloaded
         grade.json          the grader's verdict (rig.formats.grade; written by `rig grade`)
         audit.json          an auditor's label (rig.formats.audit; written by `rig view`)
@@ -43,6 +44,7 @@ from rig.formats.episode import Episode
 from rig.formats.files import read_limited
 from rig.formats.grade import Grade
 from rig.formats.summary import Summary
+from rig.formats.usage import AgentUsageReport
 from rigwarc.atomic import atomic_write as write_atomic  # the one atomic writer, by the name rig imports
 
 EPISODE_FILE = "episode.json"
@@ -54,6 +56,7 @@ PARSE_FAILURE_FILE = "answer_parse_failure.json"
 PROMPT_FILE = "prompt.md"
 OPERATOR_ANSWER_FILE = "operator_answer.md"
 AGENT_LOG_FILE = "agent_output.log"
+AGENT_USAGE_FILE = "agent_usage.json"
 ATTEMPTS_DIR = "attempts"
 DOWNLOADS_DIR = "downloads"
 SUMMARY_FILE = "summary.json"
@@ -169,6 +172,17 @@ class EpisodeDir:
     def agent_log_file(self) -> Path:
         """`agent_output.log`: a `cli` agent's command's stdout and stderr."""
         return self.path / AGENT_LOG_FILE
+
+    @property
+    def agent_usage_file(self) -> Path:
+        """`agent_usage.json`: a `cli` or `mcp` agent's own report of its LLM use (the command's RIG_USAGE_FILE)."""
+        return self.path / AGENT_USAGE_FILE
+
+    def read_agent_usage(self) -> AgentUsageReport | None:
+        """The agent's usage report, if it wrote one; InputError naming the file, the field and the reason."""
+        if not self.agent_usage_file.exists():
+            return None
+        return _read_model(self.agent_usage_file, AgentUsageReport, AGENT_USAGE_FILE)
 
     @property
     def submitted_file(self) -> Path:

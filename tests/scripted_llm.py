@@ -38,6 +38,10 @@ gets another chance), until its `max_failures`.
 When the script runs out, the model answers `done` with `success: false`. An `extract` action's own
 LLM call (free text, no `output_format`) gets `free_text`.
 
+Every answer reports its usage as a provider would (`ChatInvokeUsage`), so browser-use's token accounting sees
+it: `prompt_tokens` is the characters of the messages' text over 4, `completion_tokens` those of the answer's JSON
+over 4, each at least 1 (`tokens(text)`); `usage=False` reports none, as a model without usage accounting does.
+
 A string parameter may contain `{last_result}`: it is replaced by the result of the previous step's
 actions as browser-use reported them back, so a script can act on what the agent saw, e.g. an
 `evaluate` that turns `table#results` into a Markdown table, then `{"done": {"text": "{last_result}"}}`;
@@ -54,6 +58,7 @@ the results of that step, one per action, so give a reading `evaluate` a step of
 
 from __future__ import annotations
 
+import json
 import re
 from copy import deepcopy
 from typing import Any
@@ -78,7 +83,7 @@ class ScriptedLLM:
 
     def __init__(
         self, steps: list[list[dict[str, Any]]], *, model: str = "scripted", free_text: str = "",
-        max_actions: int = MAX_ACTIONS_PER_STEP,
+        max_actions: int = MAX_ACTIONS_PER_STEP, usage: bool = True,
     ) -> None:
         for i, step in enumerate(steps):
             if not isinstance(step, list) or not step or not all(isinstance(a, dict) and len(a) == 1 for a in step):
@@ -90,8 +95,11 @@ class ScriptedLLM:
         self.model = model
         self.free_text = free_text
         self.position = 0
+        self.usage = usage
         #: What each agent call got: the actions after index resolution.
         self.sent: list[list[dict[str, Any]]] = []
+        #: The usage each call reported (prompt and completion tokens), in order.
+        self.reported: list[tuple[int, int]] = []
 
     @property
     def provider(self) -> str:
@@ -113,7 +121,7 @@ class ScriptedLLM:
         from browser_use.llm.views import ChatInvokeCompletion
 
         if output_format is None:
-            return ChatInvokeCompletion(completion=self.free_text, usage=None)
+            return ChatInvokeCompletion(completion=self.free_text, usage=self._usage(messages, self.free_text))
         if "action" not in getattr(output_format, "model_fields", {}):
             raise ScriptError(f"the scripted model only answers agent steps, not {output_format.__name__}")
         if self.position < len(self.steps):
@@ -129,13 +137,30 @@ class ScriptedLLM:
             raise ScriptError(f"scripted step {self.position} {actions!r} is not valid for browser-use: {exc}") from None
         self.position += 1
         self.sent.append(actions)
-        return ChatInvokeCompletion(completion=completion, usage=None)
+        return ChatInvokeCompletion(completion=completion, usage=self._usage(messages, json.dumps(actions)))
+
+    def _usage(self, messages: list[Any], answer: str) -> Any:
+        """The usage of one call, as `tokens` counts it (None with `usage=False`)."""
+        from browser_use.llm.views import ChatInvokeUsage
+
+        if not self.usage:
+            return None
+        prompt = tokens("".join(str(getattr(m, "text", "") or "") for m in messages))
+        completion = tokens(answer)
+        self.reported.append((prompt, completion))
+        return ChatInvokeUsage(prompt_tokens=prompt, prompt_cached_tokens=None, prompt_cache_creation_tokens=None,
+                               prompt_image_tokens=None, completion_tokens=completion, total_tokens=prompt + completion)
 
     def _resolve(self, action: dict[str, Any], state: str) -> dict[str, Any]:
         name, params = next(iter(action.items()))
         if isinstance(params, dict) and isinstance(params.get("index"), dict):
             params = {**params, "index": find_index(state, **params["index"])}
         return {name: params}
+
+
+def tokens(text: str) -> int:
+    """The scripted model's token count of a text: its characters over 4, at least 1."""
+    return max(1, len(text) // 4)
 
 
 def find_index(state: str, match: str, nth: int = 0) -> int:

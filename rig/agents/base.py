@@ -11,6 +11,8 @@ from playwright.async_api import BrowserContext, Page
 from rig.formats.answer import Answer
 from rig.formats.task import Task
 
+from rig.agents.usage import UsageMeter
+
 if TYPE_CHECKING:
     from recorders import Recorder
     from rig.formats.episode import PolitenessRecord
@@ -25,6 +27,9 @@ class Budget:
     max_steps: int = 60
     timeout_s: float = 300.0
     stall_s: float = 120.0
+    #: No step and no output (`EpisodeEnv.usage`'s activity) for this long: the episode is hung, killed and counted
+    #: as an infrastructure failure (retried); None: never (`rig run --stall-timeout`).
+    stall_timeout_s: float | None = None
 
 
 @dataclass
@@ -53,6 +58,9 @@ class EpisodeEnv:
     #: The context's network guard in live and allow-listed runs (`rig.network.guard`: what its proxy refused and
     #: why a connection failed); None: unguarded.
     network_guard: NetworkGuard | None = None
+    #: What the agent spends and shows it is alive by (LLM calls, tool calls, observations, output): agents that
+    #: know report it here; the runner writes it to episode.json's `usage`.
+    usage: UsageMeter = field(default_factory=UsageMeter)
 
     @property
     def script_base(self) -> str:

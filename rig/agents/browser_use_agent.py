@@ -10,14 +10,17 @@ imported, `.env` files are not read, and its config directory defaults to a temp
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rig.agents.usage import Spend, UsageMeter
 from rig.errors import AgentError, InfraError, InputError
 
 if TYPE_CHECKING:
@@ -100,14 +103,25 @@ class BrowserUseAgent:
         self.model = model or getattr(llm, "model", None)
         self.use_vision = use_vision
 
+    @property
+    def software(self) -> dict[str, str | None]:
+        """The versions this agent adds to episode.json's `versions`."""
+        try:
+            return {"browser_use": version("browser-use")}
+        except PackageNotFoundError:
+            return {"browser_use": None}
+
     async def run(self, env: EpisodeEnv) -> Answer | None:
-        """Run browser-use until it is done; save its history; parse its final text (ParseFailure propagates)."""
+        """Run browser-use until it is done; save its history; parse its final text (ParseFailure propagates).
+        Its tokens (its own accounting), actions and state messages go to `env.usage`."""
         from rig.formats.answer_text import parse_table
 
         if not env.cdp_url:
             raise InfraError("the browser-use agent needs a browser reachable over CDP; the runner gave none")
-        result = await run_browser_use(env.cdp_url, env.prompt, self.llm, max_steps=env.budget.max_steps,
-                                       use_vision=self.use_vision)
+        # browser-use wraps the model's `ainvoke` to count tokens: a copy per episode keeps episodes running at once
+        # (and retries) from counting each other's calls
+        result = await run_browser_use(env.cdp_url, env.prompt, copy.copy(self.llm), max_steps=env.budget.max_steps,
+                                       use_vision=self.use_vision, usage=env.usage, priced_as=self.model)
         save_history(result, env.out_dir / HISTORY_FILE)
         if not result.final_text:
             why = "its done text is empty" if result.done else "it did not finish (step budget or repeated failures)"
@@ -165,11 +179,16 @@ async def run_browser_use(
     start_url: str | None = None,
     use_vision: bool = True,
     step_timeout_s: int = 120,
+    usage: UsageMeter | None = None,
+    priced_as: str | None = None,
 ) -> BrowserUseResult:
     """Run a browser-use agent on the browser at `cdp_url` (opened at `start_url`) and return its result.
 
     The agent uses the browser's first tab, which stays open afterwards; the rig owns the browser.
     Failing to attach raises `InfraError`; an exception while the agent runs becomes an `AgentError`.
+    `usage` gets every LLM call's tokens from browser-use's own accounting (its token cost service, whose calls of
+    `llm` are priced as `priced_as`, the rig's `provider:model`), each step's state message and its actions, even
+    when the run is cut short.
     """
     prepare_environment()
     try:
@@ -214,6 +233,8 @@ async def run_browser_use(
             step_timeout=step_timeout_s,
             enable_signal_handler=False,
         )
+        meter = usage if usage is not None else UsageMeter()
+        agent.register_new_step_callback = lambda *_: meter.observed(_state_bytes(agent))
         try:
             try:
                 await session.start()  # idempotent: agent.run() starts it too, but a failure here is the rig's
@@ -224,9 +245,27 @@ async def run_browser_use(
             except Exception as exc:
                 raise AgentError(f"browser-use failed: {type(exc).__name__}: {exc}") from exc
         finally:
+            _count_usage(agent, llm, meter, priced_as)
             await session.reset()
             shutil.rmtree(agent.agent_directory, ignore_errors=True)  # its screenshots, in the system temp dir
     return _result(history, initial_step=initial is not None)
+
+
+def _state_bytes(agent: Any) -> int:
+    """UTF-8 bytes of the text of the state message browser-use just sent its model (what the agent was shown this
+    step: the page's elements, its history, what it read; images not counted)."""
+    messages = agent.message_manager.last_input_messages
+    return len(str(getattr(messages[-1], "text", "") or "").encode("utf-8")) if messages else 0
+
+
+def _count_usage(agent: Any, llm: Any, meter: UsageMeter, priced_as: str | None) -> None:
+    """Hand browser-use's own accounting to the meter: each LLM call its token cost service saw (a call whose model
+    reported no usage is not there), and the actions it ran."""
+    for entry in agent.token_cost_service.usage_history:
+        u = entry.usage
+        model = priced_as if priced_as and entry.model == getattr(llm, "model", None) else entry.model
+        meter.llm_call(Spend(model, u.prompt_tokens, u.completion_tokens, u.prompt_cached_tokens), "browser-use")
+    meter.actions(sum(len(item.result) for item in agent.history.history))
 
 
 def _result(history: Any, *, initial_step: bool) -> BrowserUseResult:

@@ -1,7 +1,8 @@
 """The `cli` agent: runs a command (a CLI agent) against the episode's recorded MCP tool server.
 
-The command runs in a shell, in a process group of its own, with `RIG_MCP_URL`, `RIG_PROMPT_FILE` and
-`RIG_EPISODE_DIR` in its environment; its stdout and stderr go to the episode's `agent_output.log`. The episode ends
+The command runs in a shell, in a process group of its own, with `RIG_MCP_URL`, `RIG_PROMPT_FILE`,
+`RIG_EPISODE_DIR` and `RIG_USAGE_FILE` (where it may write its LLM usage, read when the episode ends) in its
+environment; its stdout and stderr go to the episode's `agent_output.log`. The episode ends
 on `final_answer` or `rig submit` (the answer), when the command exits without an answer (the agent's failure), or
 on a budget (the runner cancels the agent). However it ends, the whole process group is stopped: SIGTERM, then
 SIGKILL for whatever is still running after a grace period.
@@ -25,6 +26,8 @@ from rig.formats.answer import Answer
 
 #: Seconds a stopped command's process group gets between SIGTERM and SIGKILL.
 GRACE_S = 5.0
+#: The environment variable naming the file where the command may write its own LLM usage (docs/cli-agents.md).
+USAGE_ENV = "RIG_USAGE_FILE"
 
 
 class CliAgent:
@@ -43,7 +46,8 @@ class CliAgent:
         async with tool_server(env) as session:
             announce_mcp(session.url, env, session.prompt, env.console or sys.stdout)
             environment = {**os.environ, "RIG_MCP_URL": session.url, "RIG_PROMPT_FILE": str(ed.prompt_file.resolve()),
-                           "RIG_EPISODE_DIR": str(ed.path.resolve())}
+                           "RIG_EPISODE_DIR": str(ed.path.resolve()), USAGE_ENV: str(ed.agent_usage_file.resolve())}
+            env.usage.watch(ed.agent_log_file)  # its output is a sign of life (--stall-timeout)
             with ed.agent_log_file.open("ab") as log:
                 proc = await asyncio.create_subprocess_shell(
                     self.command, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=asyncio.subprocess.STDOUT,

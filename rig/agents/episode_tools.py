@@ -19,6 +19,7 @@ from rig.episode_dir import EpisodeDir
 from rig.errors import AgentError, InfraError, InputError
 from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailure
+from rig.formats.usage import AgentUsageReport
 from rig.tools.session import ToolLimits
 
 if TYPE_CHECKING:
@@ -86,3 +87,12 @@ class EpisodeTools:
             return f"Answer handed in, but no table could be read from it ({answer.reason}); the episode ends."
         self.finished.set_result(answer)
         return f"Answer handed in: {len(answer.rows)} rows, {len(answer.citations)} citations. The episode ends."
+
+    def report_usage(self, report: AgentUsageReport) -> str:
+        """Add the agent's own report of its LLM use to the episode's usage meter (`report_usage`)."""
+        if all(v is None for v in report.model_dump().values()):
+            raise AgentError("report_usage: give at least one of tokens_in, tokens_out, llm_calls, cost_usd")
+        self.env.usage.report(report, "report_usage")
+        spent = self.env.usage.spends
+        return (f"Usage recorded: {sum(x.tokens_in or 0 for x in spent)} input and "
+                f"{sum(x.tokens_out or 0 for x in spent)} output tokens reported so far.")

@@ -14,13 +14,15 @@ from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import TextIO
 
+from loguru import logger
+
 from rig.agents.base import EpisodeEnv
 from rig.agents.cdp import wait_for_answer
 from rig.agents.episode_tools import EpisodeTools
 from rig.agents.mcp_server import ServedMCP, recorded_server
 from rig.agents.tool_calls import ToolCalls
 from rig.episode_dir import EpisodeDir, write_atomic
-from rig.errors import AgentError
+from rig.errors import AgentError, InputError
 from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailure
 from rig.formats.task import ToolCall
@@ -90,13 +92,29 @@ class ToolServerSession:
 
 @asynccontextmanager
 async def tool_server(env: EpisodeEnv) -> AsyncIterator[ToolServerSession]:
-    """Serve the episode's recorded tools on 127.0.0.1 and save the prompt; stop serving on the way out."""
+    """Serve the episode's recorded tools on 127.0.0.1 and save the prompt; stop serving on the way out, and take
+    the agent's usage file (`agent_usage.json`, RIG_USAGE_FILE) into the episode's usage if it wrote one."""
     tools = EpisodeTools(env)
     server = recorded_server(tools)
     prompt = agent_prompt(env)
     write_atomic(EpisodeDir(env.out_dir).prompt_file, prompt + "\n")
-    async with ServedMCP(server) as served:
-        yield ToolServerSession(served.url, tools, server.calls, prompt, env)
+    try:
+        async with ServedMCP(server) as served:
+            yield ToolServerSession(served.url, tools, server.calls, prompt, env)
+    finally:
+        take_usage_file(env)
+
+
+def take_usage_file(env: EpisodeEnv) -> None:
+    """The agent's own total in `agent_usage.json` replaces what its `report_usage` calls added up to; a file that
+    is not a usage report is named in the log and left out (the calls' sum stays)."""
+    try:
+        report = EpisodeDir(env.out_dir).read_agent_usage()
+    except InputError as exc:
+        logger.warning("the agent's usage file is left out: {}", exc)
+        return
+    if report is not None:
+        env.usage.report(report, "usage_file", replace=True)
 
 
 async def replay_tool_calls(env: EpisodeEnv, calls: list[ToolCall]) -> Answer:

@@ -58,7 +58,7 @@ def recorded_server(tools: EpisodeTools) -> RecordedMCPServer:
     async def target_for(tool: str, args: dict[str, Any]) -> str | None:
         return await b.selector_for(args.get("ref")) if tool in ELEMENT_TOOLS else None
 
-    return RecordedMCPServer(tools, ToolCalls(tools.env.recorder, page_for, target_for))
+    return RecordedMCPServer(tools, ToolCalls(tools.env.recorder, page_for, target_for, usage=tools.env.usage))
 
 
 class ServedMCP:

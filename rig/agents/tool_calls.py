@@ -20,6 +20,7 @@ from loguru import logger
 from playwright.async_api import Page
 
 from recorders import Recorder
+from rig.agents.usage import UsageMeter
 from rig.errors import AgentError, InfraError
 from rig.tools.tool import cut_to_bytes
 
@@ -57,8 +58,11 @@ class ToolCalls:
     """Runs and records tool calls on one episode's recorder, one at a time."""
 
     def __init__(self, recorder: Recorder, page_for: Callable[[str], Awaitable[Page | None]],
-                 target_for: Callable[[str, dict[str, Any]], Awaitable[str | None]]) -> None:
+                 target_for: Callable[[str, dict[str, Any]], Awaitable[str | None]],
+                 usage: UsageMeter | None = None) -> None:
         self.recorder = recorder
+        #: Counts each call and the bytes of its result (what the agent is shown) into the episode's usage.
+        self.usage = usage
         self._page_for, self._target_for = page_for, target_for
         self._lock = asyncio.Lock()
         self.calls = 0
@@ -95,6 +99,8 @@ class ToolCalls:
             last = self.recorder.last_step
             step = last.step if last is not None else None
             self.recorder.add_resource(tool_uri(step, tool), shown, step)
+            if self.usage is not None:
+                self.usage.tool_call(shown)
             return ToolResult(shown, ok, step, error)
 
     def _kept(self, args: dict[str, Any]) -> dict[str, Any]:

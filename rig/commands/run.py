@@ -44,6 +44,10 @@ def run(
     max_steps: int = typer.Option(60, "--max-steps", help="step budget per episode"),
     timeout: float = typer.Option(300.0, "--timeout", help="wall-clock budget per episode, seconds"),
     stall: float = typer.Option(120.0, "--stall", help="end an episode with no new step for this long, seconds"),
+    retry_infra: Optional[int] = typer.Option(None, "--retry-infra", help="retry an episode the infrastructure failed "
+                                              "up to N times (default 2); with --resume: run only those again"),
+    stall_timeout: Optional[float] = typer.Option(None, "--stall-timeout", help="kill an episode with no step and no "
+                                                  "output for this long, seconds, as an infrastructure failure"),
     sites_url: Optional[str] = typer.Option(None, "--sites-url", help="use running sites instead of serving them"),
     executor: str = typer.Option("local", "--executor", help="local (asyncio) or ray (--ray-address or RAY_ADDRESS "
                                                              "selects a cluster)"),
@@ -67,11 +71,11 @@ def run(
     Exit 3 when an episode ended as an infrastructure failure; 130 when interrupted (finish with --resume)."""
     config = RunConfig(
         tasks=task, agent=agent, runs_dir=out_dir, variants=variant, trials=trials, concurrency=concurrency,
-        resume=resume, model=model, answer_file=answer_file, budget=Budget(max_steps, timeout, stall),
+        resume=resume, model=model, answer_file=answer_file, budget=Budget(max_steps, timeout, stall, stall_timeout),
         sites_url=sites_url, executor=executor, frozen=frozen, headless=not headed, allow_hosts=allow_host,  # type: ignore[arg-type]
         command=command, live=live, resolve=resolve or [], ignore_https_errors=ignore_https_errors,
         politeness=politeness(rate_limit, max_per_host), step_images=step_images,  # type: ignore[arg-type]
-        ray_address=ray_address, ray_resources=resource_amounts(ray_resource or []),
+        ray_address=ray_address, ray_resources=resource_amounts(ray_resource or []), retry_infra=retry_infra,
     )
     with progress() as bar:
         episodes = run_episodes(config, bar)

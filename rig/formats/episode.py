@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recorders.models import RecordingTime
 from rig import __version__
+from rig.formats.usage import Usage
 
 Status = Literal["incomplete", "ok", "timeout", "agent_error", "infra_error", "parse_failure", "site_unreachable"]
 
@@ -20,7 +21,8 @@ class Versions(BaseModel):
     rig: str = __version__
     python: str = Field(default_factory=platform.python_version)
     playwright: str | None = None
-    chromium: str | None = None
+    chromium: str | None = Field(default=None, description="the running browser's own version")
+    browser_use: str | None = Field(default=None, description="browser-use's version, for browser-use episodes")
 
 
 class PolitenessRecord(BaseModel):
@@ -73,6 +75,8 @@ class Episode(BaseModel):
     start_url: str | None = None
     sites_url: str | None = Field(default=None, description="where the rig served its bundled sites for the task "
                                   "(its sites server): `rig freeze` moves that origin onto the frozen one")
+    task_revision: str | None = Field(default=None, description="the task's revision when the episode ran (its "
+                                      "`revision`, else a digest of its gold and grading rules): grading compares it")
     versions: Versions = Field(default_factory=Versions)
     started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     ended_at: datetime | None = None
@@ -83,7 +87,10 @@ class Episode(BaseModel):
     recording: RecordingTime | None = Field(default=None, description="how long the recorder held the agent up")
     missing_bodies: int | None = Field(default=None, description="responses archived without their body (the WARC "
                                        "record says why); that evidence is missing, never an empty page")
-    attempts: int = 1
+    attempts: int = Field(default=1, description="attempts this episode took: each earlier one failed for "
+                          "infrastructure reasons and is kept under attempts/<n>/")
+    usage: Usage | None = Field(default=None, description="tokens, cost and effort of the attempt recorded here "
+                                "(null: not recorded; each field null when unknown, never 0)")
     injected_fault: str | None = Field(default=None, description="ground truth of a perturbed:KIND agent")
     frozen: str | None = Field(default=None, description="the site snapshots a frozen run was answered from")
     replay_misses: int | None = Field(default=None, description="requests a frozen snapshot could not answer (404)")

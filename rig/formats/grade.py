@@ -12,6 +12,7 @@ from rig import __version__
 from rig.formats.episode import Status
 from rig.formats.records import RECORD_METRICS, RecordVerdict, RollupScores
 from rig.formats.task import FailureKind, HybridType, StateConstraint
+from rig.formats.usage import Usage
 
 GRADER_VERSION = "1.2.0"
 #: The current shape of grade.json. Format 1 (grader versions before 1.2.0) lacks the per-step marks, the highlight
@@ -249,6 +250,8 @@ class JudgeVerdict(BaseModel):
     correct: bool
     extracted_answer: str = ""
     rationale: str = ""
+    usage: Usage | None = Field(default=None, description="the judge's own LLM call (tokens, cost): kept apart from the "
+                                "agent's usage, never added to it (null: not reported)")
 
 
 class HybridCheck(BaseModel):

@@ -92,10 +92,14 @@ class Metrics(BaseModel):
                                           "that found it")
     site_found_step_ci95: Interval = _ci("site_found_step")
     cost_usd: float | None = Field(default=None, description="total cost of the episodes as episode.json's `usage` "
-                                   "records it (null unless every episode records it: unknown, never 0)")
+                                   "records it (the attempt each episode.json stands for; null unless every episode "
+                                   "records it: unknown, never 0)")
     tokens_in: int | None = Field(default=None, description="total input tokens (null unless every episode records them)")
     tokens_out: int | None = Field(default=None, description="total output tokens (null unless every episode records "
                                    "them)")
+    judge_cost_usd: float | None = Field(default=None, description="total cost of the LLM judge's calls on these "
+                                         "episodes (grade.json's hybrid.judge.usage), kept apart from cost_usd (null: "
+                                         "no judge ran, or a call's cost is unknown)")
 
 
 class HybridSummary(Metrics):

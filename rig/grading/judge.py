@@ -2,8 +2,9 @@
 grader: it reads the question, the gold answer and the agent's answer and says whether they agree.
 
 A `Judge` is anything with `judge(question, gold, answer) -> JudgeVerdict`; `LLMJudge` wraps a text-completion
-function (prompt -> reply), so the grader never imports a model library: the command layer builds that function
-from the same `provider:model` settings as the browser-use agent, and tests pass a scripted one.
+function (prompt -> reply, or a `Completion` that also says what the call used), so the grader never imports a model
+library: the command layer builds that function from the same `provider:model` settings as the browser-use agent,
+and tests pass a scripted one. The call's usage goes into the verdict (`JudgeVerdict.usage`), apart from the agent's.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Protocol
 
 from rig.errors import InfraError
 from rig.formats.grade import JudgeVerdict
+from rig.formats.usage import Usage
 
 PROMPT = """Judge whether the following response to a question is correct, based only on the precise and unambiguous
 correct answer below.
@@ -61,13 +63,25 @@ def parse_reply(reply: str, model: str) -> JudgeVerdict:
                         rationale=" ".join(fields.get("reasoning", [])).strip())
 
 
-class LLMJudge:
-    """A judge backed by a completion function (prompt -> reply text)."""
+class Completion(Protocol):
+    """A completion function's reply and what its call used (tokens, cost; None: not reported), e.g.
+    `rig.agents.completion.Completion`."""
 
-    def __init__(self, complete: Callable[[str], str], model: str) -> None:
+    text: str
+    usage: Usage | None
+
+
+class LLMJudge:
+    """A judge backed by a completion function (prompt -> reply text, or a `Completion`)."""
+
+    def __init__(self, complete: Callable[[str], str | Completion], model: str) -> None:
         self.complete, self.model = complete, model
 
     def judge(self, question: str, gold: str, answer: str) -> JudgeVerdict:
-        """Ask the model with PROMPT and parse its reply."""
+        """Ask the model with PROMPT and parse its reply; the verdict keeps the call's usage."""
         reply = self.complete(PROMPT.format(question=question, gold=gold, answer=answer or "(no answer)"))
+        if not isinstance(reply, str):
+            verdict = parse_reply(reply.text, self.model)
+            verdict.usage = reply.usage
+            return verdict
         return parse_reply(reply, self.model)

@@ -94,6 +94,13 @@ def _total(grades: list[Grade], field: str) -> float | None:
     return fsum(vals) if vals and all(isinstance(v, (int, float)) for v in vals) else None
 
 
+def _judge_cost(grades: list[Grade]) -> float | None:
+    """What the LLM judge's calls on these episodes cost in all (None: no call, or one's cost unknown)."""
+    calls = [g.hybrid.judge for g in grades if g.hybrid is not None and g.hybrid.judge is not None]
+    costs = [v.usage.cost_usd if v.usage is not None else None for v in calls]
+    return fsum(c for c in costs if c is not None) if costs and None not in costs else None
+
+
 def _metrics(grades: list[Grade]) -> dict[str, Any]:
     """The fields of one summary row (`Metrics`) over `grades`."""
     tasks = _by_task(grades)
@@ -105,6 +112,7 @@ def _metrics(grades: list[Grade]) -> dict[str, Any]:
         record_episodes=sum(g.record_scores is not None for g in scored), **_means(tasks), **_trials(tasks),
         failures={c: sum(g.label == c for g in grades) for c in CATEGORIES},
         hidden_start=sum(g.site_found is not None for g in scored), cost_usd=_total(grades, "cost_usd"),
+        judge_cost_usd=_judge_cost(grades),
         **{f: int(v) if v is not None else None for f, v in tokens.items()},
     )
 

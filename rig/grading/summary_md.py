@@ -104,6 +104,25 @@ def _states(summary: Summary) -> list[str]:
     return out
 
 
+def _usd(x: float | None) -> str:
+    return "–" if x is None else f"${x:.4g}"
+
+
+def _cost(summary: Summary) -> list[str]:
+    """Cost and tokens per row, from episode.json's `usage` (a dash: unknown, never 0); the judge's apart."""
+    if not any(g.cost_usd is not None or g.tokens_in is not None for g in summary.groups):
+        return []
+    out = ["", "## Cost (from each episode's usage; a dash: some episode records none)", "",
+           "| Agent | Variant | Episodes | Cost | Cost / episode | Tokens in | Tokens out | Judge cost |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for g in summary.groups:
+        per = g.cost_usd / g.episodes if g.cost_usd is not None and g.episodes else None
+        tokens = ["–" if t is None else str(t) for t in (g.tokens_in, g.tokens_out)]
+        out.append(f"| {md_text(g.agent)} | {md_text(g.variant or '–')} | {g.episodes} | {_usd(g.cost_usd)} "
+                   f"| {_usd(per)} | {tokens[0]} | {tokens[1]} | {_usd(g.judge_cost_usd)} |")
+    return out
+
+
 def _records(summary: Summary) -> list[str]:
     if not any(g.record_episodes for g in summary.groups):
         return []
@@ -179,6 +198,6 @@ def markdown(summary: Summary) -> str:
     counts, records, hybrid tasks, label agreement and problems."""
     head = f"# Results ({summary.episodes} episodes, {summary.scored} scored, {summary.infra} not scored: infrastructure"
     head += f", {summary.ungraded} could not be graded)" if summary.ungraded else ")"
-    out = [head, "", *_warnings(summary), *_table2(summary), *_intervals(summary), *_states(summary),
+    out = [head, "", *_warnings(summary), *_table2(summary), *_intervals(summary), *_states(summary), *_cost(summary),
            *_records(summary), *_hybrid(summary), *_agreement(summary), *_problems(summary)]
     return "\n".join(out) + "\n"

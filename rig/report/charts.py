@@ -1,8 +1,9 @@
-"""The overview's figures as inline SVG, drawn in Python (SGR-Bench figures 2a and 4): no script, no styles
-inline (colours come from classes in report.css), every label escaped."""
+"""The overview's figures as inline SVG, drawn in Python (SGR-Bench figures 2a and 4, and cost against Item-F1 with
+its Pareto front): no script, no styles inline (colours come from classes in report.css), every label escaped."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -102,5 +103,80 @@ def stacked_bars(bars: list[Bar], width: int = 640) -> Markup:
             x += w
         note = f"{bar.total} failure{'s' * (bar.total != 1)}" if bar.total else "no failures"
         out.append(f'<text class="bar-note" x="{left + span + 8}" y="{y + h * 0.7:.1f}">{note}</text></g>')
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+@dataclass
+class CostPoint:
+    """One summary row (agent and variant) in the cost / Item-F1 plane: its cost per episode and its Item-F1."""
+
+    number: int
+    group: str
+    cost: float
+    item_f1: float
+    pareto: bool = False
+
+
+def pareto_front(points: list[CostPoint]) -> list[CostPoint]:
+    """The points no other point beats on both cost (lower) and Item-F1 (higher), cheapest first; each is marked."""
+    front: list[CostPoint] = []
+    for p in sorted(points, key=lambda p: (p.cost, -p.item_f1)):
+        if not front or p.item_f1 > front[-1].item_f1:
+            front.append(p)
+    for p in points:  # a point tying a front point on both is on the front too
+        p.pareto = any(q.cost == p.cost and q.item_f1 == p.item_f1 for q in front)
+    return front
+
+
+def _nice_max(x: float) -> float:
+    """The smallest of 1, 2, 2.5 or 5 times a power of ten at or above `x` (the axis's end)."""
+    if x <= 0:
+        return 1.0
+    scale = 10 ** math.floor(math.log10(x))
+    return next(m * scale for m in (1, 2, 2.5, 5, 10) if m * scale >= x * (1 - 1e-9))
+
+
+def cost_scatter(points: list[CostPoint], size: int = 360) -> Markup:
+    """Item-F1 (y) against the cost per episode in US dollars (x, from 0), the Pareto front (cheapest for its
+    Item-F1) joined by a step line and its points marked."""
+    m, span = 52, size - 2 * 52
+    top = _nice_max(max((p.cost for p in points), default=0.0))
+
+    def px(v: float) -> float:
+        return m + v / top * span
+
+    def py(v: float) -> float:
+        return size - m - v * span
+
+    out = [f'<svg class="chart cost-scatter" role="img" viewBox="0 0 {size} {size}" width="{size}" height="{size}" '
+           f'aria-labelledby="cost-title"><title id="cost-title">Item-F1 versus cost per episode, one point per agent '
+           f'and variant, the Pareto front marked</title>',
+           f'<rect class="plot-area" x="{m}" y="{m}" width="{span}" height="{span}"/>']
+    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+        cost = t * top
+        out += [f'<line class="grid" x1="{_f(px(cost))}" y1="{_f(py(0))}" x2="{_f(px(cost))}" y2="{_f(py(1))}"/>',
+                f'<line class="grid" x1="{_f(px(0))}" y1="{_f(py(t))}" x2="{_f(px(top))}" y2="{_f(py(t))}"/>',
+                f'<text class="tick" x="{_f(px(cost))}" y="{_f(py(0) + 16)}" text-anchor="middle">{cost:.3g}</text>',
+                f'<text class="tick" x="{_f(px(0) - 6)}" y="{_f(py(t) + 4)}" text-anchor="end">{t:g}</text>']
+    out += [f'<text class="axis" x="{size / 2}" y="{size - 10}" text-anchor="middle">Cost per episode (USD)</text>',
+            f'<text class="axis" x="12" y="{size / 2}" text-anchor="middle" transform="rotate(-90 12 {size / 2})">'
+            'Item-F1</text>']
+    front = pareto_front(points)
+    if front:  # a step line: from each front point right to the next one's cost, then up to its Item-F1
+        path = [f"M{_f(px(front[0].cost))},{_f(py(front[0].item_f1))}"]
+        for a, b in zip(front, front[1:]):
+            path += [f"H{_f(px(b.cost))}", f"V{_f(py(b.item_f1))}"]
+        path.append(f"H{_f(px(top))}")
+        out.append(f'<path class="pareto-line" d="{" ".join(path)}"/>')
+    for p in points:
+        kind = "point pareto" if p.pareto else "point"
+        front_note = ", on the Pareto front" if p.pareto else ""
+        out.append(f'<circle class="{kind}" data-group="{escape(p.group)}" cx="{_f(px(p.cost))}" '
+                   f'cy="{_f(py(p.item_f1))}" r="5"><title>{escape(p.group)}: Item-F1 {p.item_f1:.3f}, '
+                   f'${p.cost:.4g} per episode{front_note}</title></circle>')
+        anchor, dx = ("end", -8) if px(p.cost) > m + 0.8 * span else ("start", 8)
+        out.append(f'<text class="point-label" x="{_f(px(p.cost) + dx)}" y="{_f(py(p.item_f1) - 6)}" '
+                   f'text-anchor="{anchor}">{p.number}</text>')
     out.append("</svg>")
     return Markup("".join(out))

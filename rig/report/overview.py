@@ -9,7 +9,7 @@ from markupsafe import Markup
 
 from rig.formats.summary import GroupSummary, HybridSummary, Metrics, Summary, pooled
 from rig.report.audit import Agreement, agreement
-from rig.report.charts import Bar, Point, scatter, stacked_bars
+from rig.report.charts import Bar, CostPoint, Point, cost_scatter, scatter, stacked_bars
 from rig.report.load import EpisodeData
 
 
@@ -42,19 +42,32 @@ def bars(summary: Summary) -> list[Bar]:
     return out
 
 
+def cost_points(summary: Summary) -> list[CostPoint]:
+    """One point per summary row whose cost and Item-F1 are both known: its cost per episode (summary.json's total
+    `cost_usd` over its episodes) and its Item-F1."""
+    out: list[CostPoint] = []
+    for g in summary.groups:
+        if g.cost_usd is not None and g.item_f1 is not None and g.episodes:
+            out.append(CostPoint(number=len(out) + 1, group=g.name, cost=g.cost_usd / g.episodes, item_f1=g.item_f1))
+    return out
+
+
 @dataclass
 class Figures:
-    """The overview's two figures and the scatter's legend."""
+    """The overview's figures and the scatters' legends."""
 
     scatter: Markup
     points: list[Point]
     bars: Markup
+    cost: Markup | None
+    cost_points: list[CostPoint]
 
 
 def figures(summary: Summary) -> Figures:
-    """Draw the overview's figures."""
-    pts = points(summary)
-    return Figures(scatter=scatter(pts), points=pts, bars=stacked_bars(bars(summary)))
+    """Draw the overview's figures (the cost chart only when some row's cost is known)."""
+    pts, costs = points(summary), cost_points(summary)
+    return Figures(scatter=scatter(pts), points=pts, bars=stacked_bars(bars(summary)),
+                   cost=cost_scatter(costs) if costs else None, cost_points=costs)
 
 
 def audit_agreement(episodes: list[EpisodeData]) -> Agreement:

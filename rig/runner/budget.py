@@ -7,6 +7,7 @@ import time
 from typing import Any, Awaitable, Callable
 
 from rig.agents.base import Budget
+from rig.errors import InfraError
 
 #: How long an agent stopped by Ctrl-C may take to clean up (a CLI agent's process group, its tool server) before
 #: the run goes on without it; a second Ctrl-C does not wait.
@@ -21,15 +22,21 @@ class BudgetExceeded(Exception):
         self.status = status
 
 
+class EpisodeHung(InfraError):
+    """No step and no output for `--stall-timeout` seconds: the episode was killed (an infrastructure failure)."""
+
+
 async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], int], poll_s: float = 0.1,
-                    started: float | None = None) -> Any:
+                    started: float | None = None, activity: Callable[[], int] | None = None) -> Any:
     """Await `work`, cancelling it when the time, stall or step budget runs out (the wall-clock budget counted from
-    `started`, a `time.monotonic()` time, default now: the episode's start page shares it)."""
+    `started`, a `time.monotonic()` time, default now: the episode's start page shares it), or when neither `steps`
+    nor `activity` moved for `budget.stall_timeout_s` (EpisodeHung)."""
     task = asyncio.ensure_future(work)
     last_change = time.monotonic()
     start = started if started is not None else last_change
     seen = steps()
-    reason: BudgetExceeded | None = None
+    alive, last_alive = (seen, activity() if activity else 0), last_change
+    reason: BaseException | None = None
     while not task.done():
         try:
             await asyncio.wait({task}, timeout=poll_s)
@@ -41,8 +48,15 @@ async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], in
         now, count = time.monotonic(), steps()
         if count != seen:
             seen, last_change = count, now
+        pulse = (count, activity() if activity else 0)
+        if pulse != alive:
+            alive, last_alive = pulse, now
+        hung = budget.stall_timeout_s is not None and now - last_alive > budget.stall_timeout_s
         if now - start > budget.timeout_s:
             reason = BudgetExceeded("timeout", f"wall-clock budget of {budget.timeout_s:g} s exceeded")
+        elif hung:
+            reason = EpisodeHung(f"hung: no step and no output for {budget.stall_timeout_s:g} s (--stall-timeout); "
+                                 "killed")
         elif now - last_change > budget.stall_s:
             reason = BudgetExceeded("timeout", f"stalled: no new step for {budget.stall_s:g} s")
         elif count > budget.max_steps:

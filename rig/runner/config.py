@@ -10,6 +10,7 @@ from rig.agents.base import Agent, Budget
 from rig.errors import InputError
 from rig.network.politeness import Politeness
 from rig.network.settings import Network
+from rig.runner.retry import DEFAULT_RETRIES, RetryPolicy
 from rig.runner.step_images import StepImages, recorder_options
 
 VARIANTS = ("constraint", "goal")
@@ -73,6 +74,15 @@ class RunConfig:
     #: `--executor ray`: custom resources each worker (one browser) takes, e.g. `{"rig": 1}`: workers run only on
     #: nodes that offer them, and as many per node as they offer.
     ray_resources: dict[str, float] = field(default_factory=dict)
+    #: Retries of an episode the infrastructure failed (`--retry-infra N`); None: the default (two). Given with
+    #: `resume`, only the earlier run's infrastructure failures are run again.
+    retry_infra: int | None = None
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """How the run retries infrastructure failures (rig.runner.retry)."""
+        return RetryPolicy(retries=DEFAULT_RETRIES if self.retry_infra is None else self.retry_infra)
+
     #: Per agent name, the ids of the tasks it runs (an agent not named runs every task): a run designed pair by pair,
     #: e.g. the demo's, where each fault is injected into one task.
     tasks_by_agent: dict[str, list[str]] | None = None
@@ -108,6 +118,11 @@ class RunConfig:
                 raise InputError("--variant", None, f"{v!r} is not one of {', '.join(VARIANTS)}")
         if self.trials < 1 or self.concurrency < 1:
             raise InputError("--trials/--concurrency", None, "must be at least 1")
+        if self.retry_infra is not None and self.retry_infra < 0:
+            raise InputError("--retry-infra", None, "must be 0 (no retry) or more")
+        hang = self.budget.stall_timeout_s
+        if hang is not None and hang <= 0:
+            raise InputError("--stall-timeout", None, "must be more than 0 seconds")
         if (self.ray_address or self.ray_resources) and self.executor != "ray":
             raise InputError("--ray-address/--ray-resource", None, "these place episodes on a Ray cluster: add "
                                                                    "--executor ray")

@@ -13,30 +13,28 @@ from typing import TextIO
 from loguru import logger
 from playwright.async_api import Browser, BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_fixed,
-)
 
 from recorders import Action, Recorder, RecorderOptions, SiteAdapter
 from replay import FrozenSite
 from rig.agents.base import Agent, Budget, EpisodeEnv
+from rig.agents.usage import UsageMeter
 from rig.episode_dir import EpisodeDir
 from rig.errors import AgentError, BrowserCrashed, InfraError, InputError
 from rig.formats.answer import Answer
 from rig.formats.answer_text import ParseFailure
 from rig.formats.episode import Episode, PolitenessRecord, Status
 from rig.formats.task import Task
+from rig.formats.usage import PriceTable
 from rig.network.failures import SiteUnreachable, failure_reason, is_site_failure
 from rig.network.guard import NetworkGuard
 from rig.network.policy import Policy, episode_policy
 from rig.network.politeness import PoliteGate, Politeness, polite_goto
+from rig.pricing import load_prices
 from rig.runner.adapters import episode_adapters
 from rig.runner.browsers import BrowserPool
 from rig.runner.budget import BudgetExceeded, supervise
 from rig.runner.pageevents import PageEvents
+from rig.runner.retry import AttemptFailed, RetryPolicy, attempts
 from rig.runner.spec import EpisodeSpec
 from rig.tasks.loader import BUNDLED_DIR
 
@@ -57,7 +55,10 @@ class EpisodeContext:
     frozen: FrozenSite | None = None
     #: A run's host allow-list (each episode's start and task hosts are added); None: no allow-list.
     allow_hosts: list[str] | None = None
-    attempts: int = 3
+    #: How infrastructure failures are retried (`rig run --retry-infra N`: N retries).
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    #: The price table costs are computed with (None: `rig.pricing.load_prices()`).
+    prices: PriceTable | None = None
     console: TextIO | None = None
 
 
@@ -69,17 +70,9 @@ def playwright_version() -> str | None:
         return None
 
 
-class _Infra(Exception):
-    """An attempt failed for infrastructure reasons; retried."""
-
-    def __init__(self, error: InfraError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
 async def run_episode(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ctx: EpisodeContext) -> Episode:
-    """Run one episode into its directory; infrastructure failures are retried (each failed attempt kept under
-    `attempts/`) and never scored as the agent's."""
+    """Run one episode into its directory; infrastructure failures are retried as `ctx.retry` says (each failed
+    attempt kept under `attempts/<n>/`, rig.runner.retry) and never scored as the agent's."""
     task = spec.task
     hidden = task is not None and task.start_hidden
     start_url = "about:blank" if hidden else spec.start(ctx.sites_url)  # a hidden start: the agent finds the site
@@ -90,6 +83,7 @@ async def run_episode(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ct
         sites_url=ctx.sites_url if task is not None else None,  # `rig record`'s base URL is no sites server
         injected_fault=getattr(agent, "injected_fault", None), task_path=_task_path(task), start_hidden=hidden,
         live=network.live, resolve=network.resolve_values, ignore_https_errors=network.ignore_https_errors,
+        task_revision=task.grading_revision if task is not None else None,
     )
     policy = None
     if ctx.frozen is None and network.guarded(ctx.allow_hosts):  # a frozen run reaches no network at all
@@ -97,20 +91,11 @@ async def run_episode(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ct
         own = [spec.start(ctx.sites_url), ctx.sites_url if task is None else None]
         policy = episode_policy(network.live, network.resolve, ctx.allow_hosts, task, own)
         episode.allowed_hosts = sorted(policy.allowed) if policy.allowed is not None else None
-    attempt_no = 0
-    try:
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception_type(_Infra), stop=stop_after_attempt(ctx.attempts), wait=wait_fixed(0.5), reraise=True
-        ):
-            with attempt:
-                attempt_no += 1
-                if attempt_no > 1:
-                    directory.keep_failed_attempt(attempt_no - 1)
-                    logger.warning("{}: retrying after an infrastructure failure (attempt {})", spec.label, attempt_no)
-                await _attempt(spec, agent, directory, episode, ctx, policy)
-    except _Infra as exc:
-        episode.finish("infra_error", str(exc.error), episode.steps)
-    episode.attempts = attempt_no
+    prices = ctx.prices or load_prices()
+    episode.attempts, failure = await attempts(lambda: _attempt(spec, agent, directory, episode, ctx, policy, prices),
+                                               directory, ctx.retry, spec.label)
+    if failure is not None:
+        episode.finish("infra_error", str(failure), episode.steps)
     directory.write_episode(episode)
     return episode
 
@@ -132,22 +117,30 @@ def _task_path(task: Task | None) -> str | None:
 
 
 async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episode: Episode, ctx: EpisodeContext,
-                   policy: Policy | None) -> None:
-    episode.status, episode.error, episode.ended_at = "incomplete", None, None
+                   policy: Policy | None, prices: PriceTable) -> None:
+    """One attempt of the episode; AttemptFailed (its episode.json written as `infra_error`, its usage with it) when
+    the infrastructure failed it."""
+    episode.status, episode.error, episode.ended_at, episode.usage = "incomplete", None, None, None
     episode.versions.playwright = playwright_version()
+    episode.versions.browser_use = getattr(agent, "software", {}).get("browser_use")
     directory.write_episode(episode)
     out_dir = directory.path
+    began = time.monotonic()
+    meter = UsageMeter()
     rec: Recorder | None = None
     events: PageEvents | None = None
     guard = NetworkGuard(policy) if policy is not None else None
     politeness = ctx.pool.network.politeness if ctx.frozen is None else None
     gate: PoliteGate | None = None
+    failure: InfraError | None = None
+    done_at: float | None = None  # when the agent's part ended (closing the recorder is the rig's time)
     try:
         if guard is not None:
             await guard.start()
         proxy = guard.proxy_option if guard is not None else None
         async with ctx.pool.context(agent.needs_cdp, proxy) as (context, cdp_url, browser):
-            episode.versions.chromium = browser.version if browser is not None else None
+            episode.versions.chromium = await chromium_version(context, browser)
+            context.on("request", lambda _: meter.tick())  # a browser loading something is alive (--stall-timeout)
             session = await ctx.frozen.attach(context) if ctx.frozen is not None else None
             if politeness is not None:  # routed before the allow-list (the last route registered runs first)
                 gate = await PoliteGate(politeness, ctx.pool.user_agent).attach(context)
@@ -170,13 +163,13 @@ async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episo
                 task=spec.task, variant=spec.variant, prompt=episode.prompt or "", start_url=episode.start_url or "",
                 sites_url=ctx.sites_url, context=context, page=page, recorder=rec, out_dir=out_dir, budget=ctx.budget,
                 cdp_url=cdp_url, console=ctx.console or sys.stdout, base_url=_script_base(spec.task, ctx.sites_url),
-                politeness=politeness, politeness_record=record, network_guard=guard,
+                politeness=politeness, politeness_record=record, network_guard=guard, usage=meter,
             )
             if unreachable is not None:
                 status, error = "site_unreachable", unreachable
             else:
-                status, error = await _drive(agent, env, rec, ctx.budget, browser, directory,
-                                             started=deadline - ctx.budget.timeout_s)
+                status, error = await _drive(agent, env, browser, events, started=deadline - ctx.budget.timeout_s)
+            done_at = time.monotonic()
             await events.finish()
             await _close_bounded(rec, context)
             episode.finish(status, rec.redactor.url(error) if error else None, rec.steps)
@@ -187,12 +180,10 @@ async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episo
                 episode.replay_misses = session.miss_count
     except InfraError as exc:
         await _close(rec)
-        episode.steps = rec.steps if rec else 0
-        raise _Infra(type(exc)(_redacted(rec, str(exc)))) from None
+        failure = type(exc)(_redacted(rec, str(exc)))
     except Exception as exc:  # Playwright failing outside the agent (context, navigation to our own server)
         await _close(rec)
-        episode.steps = rec.steps if rec else 0
-        raise _Infra(InfraError(_redacted(rec, f"{type(exc).__name__}: {exc}"))) from None
+        failure = InfraError(_redacted(rec, f"{type(exc).__name__}: {exc}"))
     finally:
         if guard is not None:
             await guard.close()
@@ -202,7 +193,28 @@ async def _attempt(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, episo
             episode.politeness = gate.record
         if events is not None:
             events.write_to(episode)
+        episode.usage = meter.usage(prices, steps=rec.steps if rec else 0, wall_s=(done_at or time.monotonic()) - began)
+    if failure is not None:
+        episode.finish("infra_error", str(failure), rec.steps if rec else 0)
+        directory.write_episode(episode)  # the failed attempt's own record, kept with its files
+        logger.warning("{}: infrastructure failure: {}", spec.label, failure)
+        raise AttemptFailed(failure)
     logger.info("{}: {} ({} steps){}", spec.label, episode.status, episode.steps, f": {episode.error}" if episode.error else "")
+
+
+async def chromium_version(context: BrowserContext, browser: Browser | None) -> str | None:
+    """The running browser's version: Playwright's, or for a browser of its own (a CDP driver's persistent context,
+    which Playwright gives no `Browser`), Chromium's own answer over CDP."""
+    if browser is not None:
+        return browser.version
+    try:
+        cdp = await context.new_cdp_session(context.pages[0] if context.pages else await context.new_page())
+        product = str((await cdp.send("Browser.getVersion")).get("product", ""))
+        await cdp.detach()
+    except PlaywrightError as exc:  # the version is provenance, not a reason to fail the episode
+        logger.debug("could not read the browser's version over CDP: {}", exc)
+        return None
+    return product.partition("/")[2] or product or None
 
 
 async def _open_start(page: Page, url: str, politeness: Politeness | None, record: PolitenessRecord | None,
@@ -224,28 +236,43 @@ async def _open_start(page: Page, url: str, politeness: Politeness | None, recor
     return None
 
 
-async def _drive(agent: Agent, env: EpisodeEnv, rec: Recorder, budget: Budget, browser: Browser | None,
-                 directory: EpisodeDir, started: float) -> tuple[Status, str | None]:
+async def _drive(agent: Agent, env: EpisodeEnv, browser: Browser | None, events: PageEvents,
+                 started: float) -> tuple[Status, str | None]:
     """Run the agent under its budgets (the wall-clock one counted from `started`, before the start page); map the
-    outcome to an episode status. A task-less episode (`rig record`) needs no answer."""
+    outcome to an episode status. A task-less episode (`rig record`) needs no answer. A failure after the browser
+    or one of its tabs crashed is the infrastructure's (BrowserCrashed), as is a hung episode (EpisodeHung)."""
+    rec = env.recorder
     try:
-        answer = await supervise(agent.run(env), budget, lambda: rec.steps, started=started)
+        answer = await supervise(agent.run(env), env.budget, lambda: rec.steps, started=started,
+                                 activity=env.usage.activity)
     except BudgetExceeded as exc:
+        _raise_if_crashed(browser, events, exc)
         return exc.status, str(exc)
     except ParseFailure as exc:
         return "parse_failure", str(exc)
     except InfraError:
         raise
     except Exception as exc:  # anything else the agent raised is the agent's failure, unless the browser died
-        if browser is not None and not browser.is_connected():
-            raise BrowserCrashed(f"the browser died during the episode ({exc})") from None
+        _raise_if_crashed(browser, events, exc)
         return "agent_error", str(exc) if isinstance(exc, (AgentError, InputError)) else f"{type(exc).__name__}: {exc}"
     if browser is not None and not browser.is_connected():
         raise BrowserCrashed("the browser died during the episode")
     if answer is None:
+        if env.task is not None:
+            _raise_if_crashed(browser, events, None)
         return ("ok", None) if env.task is None else ("agent_error", "the agent gave no answer")
-    directory.write_answer(_redacted_answer(answer, rec))
+    EpisodeDir(env.out_dir).write_answer(_redacted_answer(answer, rec))
     return "ok", None
+
+
+def _raise_if_crashed(browser: Browser | None, events: PageEvents, exc: BaseException | None) -> None:
+    """BrowserCrashed when the browser died or a tab's renderer crashed: the agent's failure then is not its own."""
+    why = f" ({exc})" if exc is not None else ""
+    if browser is not None and not browser.is_connected():
+        raise BrowserCrashed(f"the browser died during the episode{why}") from None
+    if events.crashed:
+        tabs = ", ".join(str(t) for t in events.crashed)
+        raise BrowserCrashed(f"a tab crashed during the episode (tab {tabs}: its renderer process died){why}") from None
 
 
 def _redacted_answer(answer: Answer, rec: Recorder) -> Answer:

@@ -20,45 +20,52 @@ from rig.episode_dir import EpisodeDir, RunsDir
 from rig.errors import InputError
 from rig.formats.episode import Episode
 from rig.formats.task import Task
+from rig.formats.usage import PriceTable
 from rig.network.guard import GUARDED_CONTEXT_OPTIONS
 from rig.network.settings import Network
 from rig.runner.browsers import BrowserPool
 from rig.runner.episode import EpisodeContext, run_episode
+from rig.runner.retry import RetryPolicy
 from rig.runner.spec import EpisodeSpec
 from rig.sites import bundled_adapters
 
 #: Statuses of an episode that finished; `incomplete` and `infra_error` episodes are run again by --resume.
 COMPLETE = ("ok", "timeout", "agent_error", "parse_failure", "site_unreachable")
+#: Statuses of an episode the infrastructure failed (`--resume --retry-infra` runs only these again).
+INFRA_FAILED = ("infra_error", "incomplete")
 
 
 def plan(tasks: list[Task], variants: list[str], agent: str, trials: int, runs: RunsDir | Path,
-         resume: bool, identity: str = "") -> list[EpisodeSpec]:
-    """The episodes to run. With `resume`, trials 0..N-1 minus those already complete; without it,
-    N new trials numbered after the highest that exists (running again into a runs directory adds episodes, and
-    never reuses a trial directory). `identity` tells agents of one name apart (`spec.agent_identity`)."""
+         resume: bool, identity: str = "", only_infra: bool = False) -> list[EpisodeSpec]:
+    """The episodes to run. With `resume`, trials 0..N-1 minus those already complete (`only_infra`: only those of
+    them the infrastructure failed, none that never ran); without it, N new trials numbered after the highest that
+    exists (running again into a runs directory adds episodes, and never reuses a trial directory). `identity`
+    tells agents of one name apart (`spec.agent_identity`)."""
     runs = runs if isinstance(runs, RunsDir) else RunsDir(runs)
     specs: list[EpisodeSpec] = []
     for task in tasks:
         for variant in variants:
             if resume:
                 wanted = [EpisodeSpec(task, variant, agent, t, identity=identity) for t in range(trials)]
-                specs += [s for s in wanted if not _complete(s.directory(runs))]
+                keep = _infra_failed if only_infra else (lambda d: not _complete(d))
+                specs += [s for s in wanted if keep(s.directory(runs))]
             else:
                 first = max(runs.trials(task.id, variant, agent, identity), default=-1) + 1
                 specs += [EpisodeSpec(task, variant, agent, first + t, identity=identity) for t in range(trials)]
     return specs
 
 
-def claim(specs: list[EpisodeSpec], runs: RunsDir | Path, resume: bool) -> list[EpisodeSpec]:
+def claim(specs: list[EpisodeSpec], runs: RunsDir | Path, resume: bool, retry_infra: bool = False) -> list[EpisodeSpec]:
     """Before any episode runs, make sure none is written into a directory that holds one; the specs to run.
 
     A new trial (without `resume`) reserves its directory by creating it: one that exists already (a run writing
     into the same runs directory at the same moment took it, or files of an earlier run are there) is never
     written into, and the trial takes the next free number. With `resume`, a finished episode is an InputError,
     and what an unfinished run left is moved under the episode's `attempts/unfinished-<n>/`, kept and never
-    appended to."""
+    appended to; with `retry_infra` too, an `infra_error` episode's last failed attempt joins its earlier ones as
+    `attempts/<n>/`, and its retries go on counting from there."""
     runs = runs if isinstance(runs, RunsDir) else RunsDir(runs)
-    return [_reserve(spec, runs) if not resume else _resume(spec, runs) for spec in specs]
+    return [_reserve(spec, runs) if not resume else _resume(spec, runs, retry_infra) for spec in specs]
 
 
 def _reserve(spec: EpisodeSpec, runs: RunsDir) -> EpisodeSpec:
@@ -74,12 +81,16 @@ def _reserve(spec: EpisodeSpec, runs: RunsDir) -> EpisodeSpec:
             spec = replace(spec, trial=spec.trial + 1)
 
 
-def _resume(spec: EpisodeSpec, runs: RunsDir) -> EpisodeSpec:
+def _resume(spec: EpisodeSpec, runs: RunsDir, retry_infra: bool) -> EpisodeSpec:
     d = spec.directory(runs)
     if d.is_empty():
         return spec
     if _complete(d):
         raise InputError(str(d.path), None, "holds a finished episode; a finished episode is never written into again")
+    if retry_infra and _status(d) == "infra_error":
+        kept = d.keep_failed_attempt(len(d.attempts()) + 1)
+        logger.info("{}: retrying an infrastructure failure; its last attempt is kept as {}", d.path, kept.path)
+        return spec
     kept = d.set_aside()
     if kept is not None:
         logger.warning("{}: the files of an unfinished earlier run are kept under {}", d.path, kept.path)
@@ -96,21 +107,33 @@ def context_options(frozen: bool, allow_hosts: list[str] | None, network: Networ
     return dict(GUARDED_CONTEXT_OPTIONS) if (network or Network()).guarded(allow_hosts) else None
 
 
-def _complete(directory: EpisodeDir) -> bool:
+def _status(directory: EpisodeDir) -> str | None:
+    """The status episode.json records (None: there is none, or it cannot be read: not a finished episode)."""
     if not directory.exists():
-        return False
+        return None
     try:
-        return directory.read_episode().status in COMPLETE
-    except InputError:  # an unreadable episode.json is not a complete episode
-        return False
+        return directory.read_episode().status
+    except InputError:
+        return None
+
+
+def _complete(directory: EpisodeDir) -> bool:
+    return _status(directory) in COMPLETE
+
+
+def _infra_failed(directory: EpisodeDir) -> bool:
+    """Whether an episode ran and the infrastructure failed it (`infra_error`, or `incomplete`: its process killed)."""
+    return _status(directory) in INFRA_FAILED
 
 
 def episode_context(pw: Playwright | None, *, sites_url: str, budget: Budget, options: RecorderOptions | None = None,
                     headless: bool = True, frozen: FrozenSite | None = None, allow_hosts: list[str] | None = None,
-                    network: Network | None = None, browser: Browser | None = None) -> EpisodeContext:
+                    network: Network | None = None, browser: Browser | None = None, retry: RetryPolicy | None = None,
+                    prices: PriceTable | None = None) -> EpisodeContext:
     """The browser pool and the parts every episode of a run shares: one set-up for the local and the Ray executors
     (a Ray worker makes its own on its node). `browser`: a browser the caller launched (with the flags the run needs,
-    see `run_local`), lent to the pool instead of one launched from `pw`."""
+    see `run_local`), lent to the pool instead of one launched from `pw`. `retry`: how infrastructure failures are
+    retried (default: two retries); `prices`: the price table costs are computed with."""
     ctx_options = context_options(frozen is not None, allow_hosts, network)
     if browser is not None:
         pool = BrowserPool.around(browser, network=network, context_options=ctx_options)
@@ -120,7 +143,7 @@ def episode_context(pw: Playwright | None, *, sites_url: str, budget: Budget, op
                            sealed=(network or Network()).guarded(allow_hosts), archive_only=frozen is not None,
                            network=network)
     return EpisodeContext(pool=pool, sites_url=sites_url, budget=budget, adapters=bundled_adapters(), options=options,
-                          frozen=frozen, allow_hosts=allow_hosts)
+                          frozen=frozen, allow_hosts=allow_hosts, retry=retry or RetryPolicy(), prices=prices)
 
 
 async def run_spec(spec: EpisodeSpec, agent: Agent, directory: EpisodeDir, ctx: EpisodeContext) -> Episode:
@@ -154,6 +177,8 @@ async def run_local(
     allow_hosts: list[str] | None = None,
     network: Network | None = None,
     browser: Browser | None = None,
+    retry: RetryPolicy | None = None,
+    prices: PriceTable | None = None,
 ) -> list[Episode]:
     """Run episodes, at most `concurrency` at once, each in its own browser context of one shared browser.
 
@@ -162,7 +187,8 @@ async def run_local(
 
     With `allow_hosts`, each context reaches only its episode's start and task hosts and those hosts; `network` says
     whether the browser may reach the network, with which host mappings and politeness (rig.network); a live or
-    allow-listed episode's context goes through a guard of its own (rig.network.guard).
+    allow-listed episode's context goes through a guard of its own (rig.network.guard). `retry`: how infrastructure
+    failures are retried (rig.runner.retry; default two retries); `prices`: the price table costs are computed with.
 
     `browser`: run in this browser instead of launching one (a caller that runs many short runs, e.g. a test
     session); it must have been launched with the flags the run needs (`rig.browser.launch`: sealed for allow-listed
@@ -181,7 +207,8 @@ async def run_local(
 
     async with async_playwright() if browser is None else nullcontext() as pw:
         ctx = episode_context(pw, sites_url=sites_url, budget=budget, options=options, headless=headless,
-                              frozen=frozen, allow_hosts=allow_hosts, network=network, browser=browser)
+                              frozen=frozen, allow_hosts=allow_hosts, network=network, browser=browser,
+                              retry=retry, prices=prices)
         pool = ctx.pool
 
         async def one(spec: EpisodeSpec) -> Episode:

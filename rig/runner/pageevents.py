@@ -7,6 +7,8 @@ Each is answered so that no page can block the episode, and recorded in `episode
 - `tabs`: every page the context opened after the first (window.open, target=_blank), with its opener's tab.
   `tab` is the index the trajectory's steps carry (pages in opening order).
 - `downloads`: saved under the episode's `downloads/` (bounded in time and size), with URL, file, size and SHA-256.
+A tab whose renderer crashes is noted (`crashed`): the runner counts the agent's failure after it as the
+infrastructure's.
 Each list keeps the first `KEEP` entries; `dialog_count`, `tab_count` and `download_count` count them all.
 A page still opening dialogs without end when the episode finishes (a dialog storm) is closed first: nothing
 else could run in it, not even the recorder's last capture.
@@ -53,6 +55,8 @@ class PageEvents:
         self.tabs: list[dict[str, Any]] = []
         self.downloads: list[dict[str, Any]] = []
         self.counts = {"dialog": 0, "tab": 0, "download": 0}
+        #: Tabs whose renderer crashed (Playwright's `crash` event): a failure after one is the infrastructure's.
+        self.crashed: list[int] = []
         self._pages: list[Page] = []
         self._dialogs_by_page: dict[int, tuple[int, float]] = {}  # tab -> (dialogs, when the last one opened)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -82,6 +86,7 @@ class PageEvents:
         index = len(self._pages)
         self._pages.append(page)
         page.on("download", lambda d: self._on_download(index, d))
+        page.on("crash", lambda _: self.crashed.append(index))
         if index == 0:
             return
         self.counts["tab"] += 1

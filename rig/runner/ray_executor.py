@@ -72,6 +72,7 @@ class EpisodeWorker:
         """Run one episode: its episode.json content, the node, and (from another node than the driver's) its files."""
         from playwright.async_api import async_playwright
 
+        from rig.pricing import load_prices
         from rig.runner.local import episode_context, run_spec
         from rig.runner.step_images import recorder_options
 
@@ -80,7 +81,8 @@ class EpisodeWorker:
             c = self.config
             self.ctx = episode_context(self.pw, sites_url=self.sites_url, budget=c.budget,
                                        options=recorder_options(c.step_images), headless=c.headless,
-                                       frozen=self.frozen, allow_hosts=self.allow_hosts, network=self.network)
+                                       frozen=self.frozen, allow_hosts=self.allow_hosts, network=self.network,
+                                       retry=c.retry, prices=load_prices())
         local = Path(tempfile.mkdtemp(prefix="rig-ray-")) if self.ships else None
         try:
             directory = spec.directory(RunsDir(local if local is not None else self.config.runs_dir))

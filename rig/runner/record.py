@@ -17,6 +17,7 @@ from rig.formats.episode import Episode
 from rig.network.settings import Network, check_record_reachable
 from rig.runner.browsers import BrowserPool
 from rig.runner.episode import EpisodeContext, run_episode
+from rig.runner.retry import RetryPolicy
 from rig.runner.local import context_options
 from rig.runner.spec import EpisodeSpec
 from rig.sites import bundled_adapters
@@ -35,7 +36,8 @@ async def record_actions(browser: Browser, actions: list[BaseModel], out_dir: Pa
     pool = BrowserPool.around(browser, network)
     pool.context_options.update(context_options(False, None, network) or {})
     ctx = EpisodeContext(pool=pool, sites_url=base_url, budget=RECORD_BUDGET,
-                         adapters=bundled_adapters() if adapters is None else adapters, options=options, attempts=1)
+                         adapters=bundled_adapters() if adapters is None else adapters, options=options,
+                         retry=RetryPolicy(retries=0))
     spec = EpisodeSpec(task=None, variant=None, agent=agent, start_url=start_url)
     return await run_episode(spec, ScriptedAgent.of(actions, agent), EpisodeDir(out_dir), ctx)
 

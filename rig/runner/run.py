@@ -17,11 +17,13 @@ from rig.episode_dir import RunsDir
 from rig.errors import InputError, Interrupted
 from rig.formats.episode import Episode
 from rig.formats.task import Task
+from rig.formats.usage import PriceTable
 from rig.log import add_run_log
 from rig.network.policy import parse_hosts
 from rig.network.settings import Network, check_reachable
 from rig.runner.config import VARIANTS, RunConfig
 from rig.runner.frozen import open_frozen
+from rig.pricing import load_prices
 from rig.runner.local import COMPLETE, claim, plan, run_local
 from rig.runner.spec import EpisodeSpec
 from rig.runner.step_images import recorder_options
@@ -98,7 +100,8 @@ async def _execute(plan_: RunPlan, config: RunConfig, progress: Progress | None,
         return await run_local(plan_.specs, plan_.agents, plan_.runs.path, sites_url=plan_.sites_url or srv.url,
                                budget=config.budget, concurrency=config.concurrency, progress=progress,
                                headless=config.headless, frozen=plan_.snapshot, allow_hosts=plan_.allow,
-                               network=plan_.network, options=recorder_options(config.step_images), browser=browser)
+                               network=plan_.network, options=recorder_options(config.step_images), browser=browser,
+                               retry=config.retry, prices=plan_.prices)
 
 
 @dataclass
@@ -113,6 +116,7 @@ class RunPlan:
     sites_url: str | None
     snapshot: FrozenSite | None
     tasks: list[Task]
+    prices: PriceTable
 
 
 def plan_run(config: RunConfig) -> RunPlan:
@@ -136,15 +140,17 @@ def plan_run(config: RunConfig) -> RunPlan:
     if config.frozen is not None:
         snapshot = open_frozen(config.frozen, tasks)
         sites_url = snapshot.start_url_base
+    prices = load_prices()  # a bad $RIG_PRICES file fails before any episode
     runs = RunsDir(config.runs_dir)
+    only_infra = config.resume and config.retry_infra is not None
     specs = [spec for (name, identity) in agents
              for spec in plan([t for t in tasks if config.runs_task(name, t.id)], list(config.variants or VARIANTS),
-                              name, config.trials, runs, config.resume, identity=identity)]
-    specs = claim(specs, runs, config.resume)
+                              name, config.trials, runs, config.resume, identity=identity, only_infra=only_infra)]
+    specs = claim(specs, runs, config.resume, retry_infra=only_infra)
     runs.path.mkdir(parents=True, exist_ok=True)
     if config.frozen is not None:
         keep_in_run(config.frozen, runs.path)  # the snapshot's replay QA, for the run's report
-    return RunPlan(specs, agents, runs, network, allow, sites_url, snapshot, tasks)
+    return RunPlan(specs, agents, runs, network, allow, sites_url, snapshot, tasks, prices)
 
 
 @contextmanager

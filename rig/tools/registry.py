@@ -18,6 +18,7 @@ from pydantic import Field
 
 from rig.errors import InputError
 from rig.formats.task import Task
+from rig.formats.usage import AgentUsageReport
 from rig.tools import sql as sql_runner
 from rig.tools.answers import read_answer
 from rig.tools.errors import ToolError
@@ -141,6 +142,28 @@ async def final_answer(s: ToolSession,
     return await s.hand_in(answer, read_answer(answer, FINAL_ANSWER_SOURCE))
 
 
+# ---- the agent's own usage -----------------------------------------------------------------------------
+
+@tool(read_only=False, max_bytes=SMALL_BYTES)
+async def report_usage(s: ToolSession,
+                       tokens_in: Annotated[int | None, Field(ge=0, description="input tokens spent since the last "
+                                                                                "report (cached ones included)")] = None,
+                       tokens_out: Annotated[int | None, Field(ge=0, description="output tokens spent since the "
+                                                                                 "last report")] = None,
+                       tokens_cached: Annotated[int | None, Field(ge=0, description="of tokens_in, those read from "
+                                                                                    "a prompt cache")] = None,
+                       llm_calls: Annotated[int | None, Field(ge=0, description="LLM calls they were spent in")]
+                       = None,
+                       cost_usd: Annotated[float | None, Field(ge=0, description="what they cost in US dollars, if "
+                                                                                 "known (else the rig prices them by "
+                                                                                 "model)")] = None,
+                       model: Annotated[str | None, Field(description="the model, as provider:model (e.g. "
+                                                                      "anthropic:claude-sonnet-4-0)")] = None) -> str:
+    """Report the LLM tokens (and cost) you spent since your last report; they are added to the episode's usage."""
+    return s.report_usage(AgentUsageReport(tokens_in=tokens_in, tokens_out=tokens_out, tokens_cached=tokens_cached,
+                                           llm_calls=llm_calls, cost_usd=cost_usd, model=model))
+
+
 # ---- the browser (as Playwright's MCP server names its tools) --------------------------------------------
 
 @tool(read_only=False, max_bytes=SNAPSHOT_BYTES, cut_hint="the rest of the snapshot is not shown")
@@ -198,7 +221,7 @@ async def browser_tabs(s: ToolSession,
 TOOLS: tuple[Tool, ...] = (
     web_search, web_fetch, pdf_read, run_sql, get_all_external_knowledge_names, get_knowledge_definition,
     get_all_knowledge_definitions, final_answer, browser_navigate, browser_snapshot, browser_click, browser_type,
-    browser_select_option, browser_navigate_back, browser_tabs,
+    browser_select_option, browser_navigate_back, browser_tabs, report_usage,
 )
 _BY_NAME = {t.name: t for t in TOOLS}
 #: Every tool name.

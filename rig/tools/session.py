@@ -17,6 +17,7 @@ from rig.tools.errors import ToolError
 if TYPE_CHECKING:
     from rig.formats.answer import Answer
     from rig.formats.answer_text import ParseFailure
+    from rig.formats.usage import AgentUsageReport
     from rig.tools.knowledge import KnowledgeCatalog
     from rig.tools.search import SearchBackend
 
@@ -120,4 +121,8 @@ class ToolSession(Protocol):
     async def hand_in(self, text: str, answer: Answer | ParseFailure) -> str:
         """Hand in the final answer `text` (read as `answer`, within the limits): the episode ends; what the agent
         is told."""
+        ...
+
+    def report_usage(self, report: AgentUsageReport) -> str:
+        """Add the agent's report of its own LLM use to the episode's usage; what the agent is told."""
         ...
