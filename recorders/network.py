@@ -99,16 +99,34 @@ class NetworkCapture:
         self._pdfs: OrderedDict[str, bytes] = OrderedDict()  # URL (no fragment) -> the PDF document's bytes
         self._pausing: set[asyncio.Task[None]] = set()  # answers to paused document responses
         self.last_activity = time.monotonic()
+        #: When the agent's action under way began (monotonic, and ms since the epoch for the page), else None.
+        self.action_began: float | None = None
+        self.action_began_ms: float | None = None
         #: The response record id of each frame's current document.
         self.documents: dict[Frame, str] = {}
         #: Responses archived without their body (each record says why in `WARC-Rig-Missing`).
         self.missing_bodies = 0
 
+    def begin_action(self) -> None:
+        """An agent's action begins: a request it starts is waited for whatever its age (up to the step's
+        `max_settle_ms`): on a loaded machine an ordinary fetch takes longer than `stale_s`, and a step recorded before
+        its answer holds a half-updated page."""
+        self.action_began = time.monotonic()
+        self.action_began_ms = time.time() * 1000
+
+    def end_action(self) -> None:
+        """The action's step is written: requests go stale by age again."""
+        self.action_began = self.action_began_ms = None
+
+    def _long_lived(self, started: float, now: float) -> bool:
+        return now - started >= self._stale and (self.action_began is None or started < self.action_began)
+
     @property
     def inflight(self) -> int:
-        """Requests waiting for their response, except long-lived ones (event streams, or older than `stale_s`)."""
+        """Requests waiting for their response, except long-lived ones (event streams, or older than `stale_s` and
+        started before the action under way)."""
         now = time.monotonic()
-        return sum(1 for t in self._waiting.values() if now - t < self._stale)
+        return sum(1 for t in self._waiting.values() if not self._long_lived(t, now))
 
     def quiet_for(self) -> float:
         """Seconds with no request waiting for its response (0 while any is)."""
@@ -245,7 +263,9 @@ class NetworkCapture:
         deadline = time.monotonic() + timeout_s
         while self.inflight and (left := deadline - time.monotonic()) > 0:
             now = time.monotonic()
-            stale = min((t + self._stale - now for t in self._waiting.values() if now - t < self._stale), default=left)
+            stale = min((t + self._stale - now for t in self._waiting.values()
+                         if not self._long_lived(t, now) and (self.action_began is None or t < self.action_began)),
+                        default=left)
             self._ended.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._ended.wait(), max(0.001, min(left, stale)))

@@ -34,10 +34,11 @@
   const SHORT_TIMER_MS = 1000;
   const requests = new Set(); // pending fetches, body reads and XHRs, by start time
   const timers = new Set(), frames = new Set();
-  rec.pending = (staleMs) => {
-    const since = clock() - (staleMs || 3000); // older requests are long-lived (long polls, streams): ignored
+  rec.pending = (staleMs, freshSince) => {
+    // older requests are long-lived (long polls, streams): ignored, unless the action under way started them
+    const since = clock() - (staleMs || 3000);
     let n = timers.size + frames.size;
-    for (const r of requests) if (r.start > since) n++;
+    for (const r of requests) if (r.start > since || (freshSince != null && r.start >= freshSince)) n++;
     return n;
   };
   const W = window, origSetTimeout = W.setTimeout, origClearTimeout = W.clearTimeout;
@@ -254,12 +255,12 @@
     };
     visit(document);
 
-    let last = rec.lastMutation, loading = document.readyState === "loading", work = rec.pending(opts.staleMs);
+    let last = rec.lastMutation, loading = document.readyState === "loading", work = rec.pending(opts.staleMs, opts.freshSince);
     for (const root of roots) {
       if (root.nodeType !== 9 || root === document) continue;
       const r = root.defaultView && root.defaultView.__sgrRec;
       if (r && r.lastMutation > last) last = r.lastMutation;
-      if (r) work += r.pending(opts.staleMs);
+      if (r) work += r.pending(opts.staleMs, opts.freshSince);
       if (root.readyState === "loading") loading = true;
     }
     // DOM quiet counts from the settle's start at the earliest: what an action scheduled shortly (a timer) may

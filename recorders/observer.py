@@ -44,13 +44,15 @@ async def collect(
     html: bool = True,
     timeout_s: float = 30.0,
     since_ms: float = 0,
+    fresh_since_ms: float | None = None,
 ) -> dict[str, Any] | None:
     """The page's raw state in one call: URL, controls, ARIA states, facts, text and live HTML, and how settled it is.
 
     The live HTML carries current form values (never those of password fields, by type or autocomplete, of fields in
     `secret_names`, or of fields whose names say secret by `recorders.redact.secret_name`).
     The page first runs the tasks already queued. `busy` says whether it still has work pending (short timers,
-    animation frames, fetches and XHR younger than `stale_ms`, loading) or mutated meanwhile; `quiet` is the time
+    animation frames, fetches and XHR younger than `stale_ms` or started since `fresh_since_ms` (the action under way's
+    start, page clock), loading) or mutated meanwhile; `quiet` is the time
     since its last DOM mutation, or since `since_ms` (the page clock, ms since the epoch) when that is later (ms). When busy and quiet for less than `min_quiet_ms`, only `url`, `quiet`,
     `busy` and `partial: true` come back. None when the page is between documents, closed, or gave no answer
     within `timeout_s` (a page stuck in a script: a 10 MB DOM answers in seconds).
@@ -66,6 +68,7 @@ async def collect(
         "secretPair": SECRET_PAIR.pattern,
         "secretBoundary": PART_BOUNDARY.pattern,
         "since": since_ms,
+        "freshSince": fresh_since_ms,
     }
     try:  # one JSON string: far cheaper to pass through Playwright than the nested value
         raw = await asyncio.wait_for(page.evaluate(_COLLECT, opts), timeout_s)

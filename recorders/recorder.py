@@ -309,6 +309,7 @@ class Recorder:
         self._agent += 1
         start = len(self._events)
         failed = cancelled = False
+        self._net.begin_action()
         try:
             yield
             self._net.touch()  # a request the action just started may not have reached us yet
@@ -334,6 +335,7 @@ class Recorder:
                 logger.debug("recorders: no step after the failed action: {}", type(exc).__name__)
             finally:
                 self._agent -= 1
+                self._net.end_action()
                 if self._events:
                     self._on_event_pending()
 

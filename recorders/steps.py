@@ -137,7 +137,7 @@ class StepWriter:
             late = time.monotonic() >= deadline
             raw = await observer.collect(
                 tab.page, facts, 0 if late else o.dom_quiet_ms, self.redactor.params, o.long_request_ms,
-                since_ms=since_ms,
+                since_ms=since_ms, fresh_since_ms=self.net.action_began_ms,
             )
             if raw is not None and not raw.get("partial"):
                 fast = not raw["busy"] and self.net.inflight == 0

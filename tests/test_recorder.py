@@ -14,6 +14,7 @@ import pytest
 from PIL import Image
 from waiting import wait_until
 
+from replay import load_index
 from recorders import (
     Dimension,
     PageFact,
@@ -282,6 +283,25 @@ async def test_one_recorder_per_context(context, page, tmp_path):
         await Recorder.attach(context, tmp_path / "b")
     await rec.close()
     assert (tmp_path / "a" / "trajectory.jsonl").read_text() == ""
+
+
+async def test_a_request_the_action_started_is_waited_for_however_long_it_takes(context, page, pages_server,
+                                                                                 tmp_path):
+    """On a loaded machine an ordinary fetch takes longer than `long_request_ms`: one the action started is still
+    waited for (up to `max_settle_ms`), so the step holds the answered page, not "still loading" (before, the fetch
+    counted as a long poll once older than `long_request_ms` and the step was written before its answer)."""
+    rec = await Recorder.attach(context, tmp_path / "ep", options=RecorderOptions(long_request_ms=200))
+    async with rec.action({"type": "goto", "target": "/index.html", "value": None}):
+        await page.goto(f"{pages_server.url}/index.html")
+    pages_server.set_delay("/api/echo", 1.0)
+    async with rec.action({"type": "click", "target": "#post", "value": None}):
+        await page.click("#post")
+    step = rec.last_step
+    assert await page.text_content("#count") == "42"
+    await rec.close()
+    [text] = [t for rid, t in load_index(tmp_path / "ep" / "evidence.warc.gz", texts=True).texts.items()
+              if rid == step.snapshot.warc_record_id]
+    assert step.settled and "42" in text.split("Post query", 1)[1], text
 
 
 async def test_a_long_poll_does_not_stall_every_step(context, page, pages_server, tmp_path):
