@@ -33,6 +33,10 @@ AGENTS = ["reference", *(f"perturbed:{k}" for k in KINDS)]
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "site_snapshots"
 
 
+#: The faults that change what the agent operates (the states only they reach): the ones a frozen replay must answer.
+STATE_FAULTS = ("scope_drift", "criterion_mismatch", "retrieval_dependency")
+
+
 def once_each(tasks: list[str], fault_tasks: Mapping[str, str]) -> dict[str, list[str]]:
     """A plan for `record_site`: the reference on every task, each perturbation kind on the one task named for it."""
     assert set(fault_tasks) == set(KINDS) and set(fault_tasks.values()) <= set(tasks), fault_tasks

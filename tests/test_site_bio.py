@@ -8,31 +8,35 @@ import html
 import httpx
 import pytest
 from site_runs import (
-    AGENTS,
     SNAPSHOTS,
+    STATE_FAULTS,
     assert_labels_agree,
     assert_reference_perfect,
     frozen_trap,
+    once_each,
     record_site,
     same_grades,
 )
 
 from recorders.adapter import PageFact, SiteAdapter, load_adapter
 from recorders.state import fact_state
+from rig.agents.perturbed import KINDS
 from rig.episode_dir import EpisodeDir
 from rig.sites.bio import SITE
 from rig.sites.bio.gold import GOLD
 from rig.tasks import resolve_task
 
 TASKS = sorted(GOLD)
+#: The reference on every task, each perturbation kind once, on bio-01 (whose frozen replay is checked below).
+PLAN = once_each(TASKS, dict.fromkeys(KINDS, "bio-01"))
 ADAPTER = load_adapter(SITE.adapter)
 
 
 @pytest.fixture(scope="module")
 def live(sites_url, tmp_path_factory):
-    """Every agent on every bio task, recorded once and graded: (grades, summary, runs directory)."""
+    """The reference on every bio task and each perturbation once (PLAN), recorded once and graded: (grades, summary, runs directory)."""
     runs = tmp_path_factory.mktemp("bio-live")
-    grades, summary = record_site(TASKS, runs, sites_url=sites_url)
+    grades, summary = record_site([], runs, sites_url=sites_url, plan=PLAN)
     return grades, summary, runs
 
 
@@ -149,13 +153,14 @@ def test_every_perturbation_is_labelled_with_its_injected_category(live):
 
 
 def test_frozen_replay_reaches_no_origin_and_grades_the_same(live, tmp_path_factory):
-    """The shipped snapshot answers every agent on bio-01 (the tree's children and panels fetched, the chosen
+    """The shipped snapshot answers the reference and the state faults on bio-01 (the tree's children and panels fetched, the chosen
     columns reloaded) with nothing listening; the references of every task are replayed frozen by
     test_replay_frozen.py."""
     grades, _, _ = live
     with frozen_trap() as trap:
-        frozen, _ = record_site(["bio-01"], tmp_path_factory.mktemp("bio-frozen"), frozen=SNAPSHOTS / "bio")
+        plan = {"reference": ["bio-01"], **{f"perturbed:{k}": ["bio-01"] for k in STATE_FAULTS}}
+        frozen, _ = record_site([], tmp_path_factory.mktemp("bio-frozen"), frozen=SNAPSHOTS / "bio", plan=plan)
     assert trap is None or trap.requests == [], [r.target for r in trap.requests]
-    assert len(frozen) == len(AGENTS)
+    assert len(frozen) == len(STATE_FAULTS) + 1
     for key, got in frozen.items():
         same_grades(grades[key], got)

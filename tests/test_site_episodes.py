@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from site_runs import (
     SNAPSHOTS,
+    STATE_FAULTS,
     assert_labels_agree,
     assert_reference_perfect,
     frozen_trap,
@@ -19,8 +20,6 @@ from site_runs import (
 )
 
 from rig.tasks import bundled_tasks
-
-STATE_FAULTS = ("scope_drift", "criterion_mismatch", "retrieval_dependency")
 
 #: Per site, the task each perturbation kind runs on: the pairs `rig demo` runs on its family task (complaints-01,
 #: papers-01), intent rewriting on the paginated task (a result page is dropped), the natural faults of docs/tasks.md

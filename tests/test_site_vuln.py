@@ -8,16 +8,18 @@ import json
 
 import pytest
 from site_runs import (
-    AGENTS,
     SNAPSHOTS,
+    STATE_FAULTS,
     assert_labels_agree,
     assert_reference_perfect,
     frozen_trap,
+    once_each,
     record_site,
     same_grades,
 )
 from starlette.testclient import TestClient
 
+from rig.agents.perturbed import KINDS
 from rig.episode_dir import EpisodeDir
 from rig.sites.vuln import SITE
 from rig.sites.vuln.data import VENDORS, cvss2, cvss31
@@ -25,13 +27,15 @@ from rig.sites.vuln.gold import GOLD
 from rig.tasks import resolve_task
 
 TASKS = sorted(GOLD)
+#: The reference on every task, each perturbation kind once, on vuln-01 (whose frozen replay is checked below).
+PLAN = once_each(TASKS, dict.fromkeys(KINDS, "vuln-01"))
 
 
 @pytest.fixture(scope="module")
 def live(sites_url, tmp_path_factory):
-    """Every agent on every vuln task, recorded once and graded: (grades, summary, runs directory)."""
+    """The reference on every vuln task and each perturbation once (PLAN), recorded once and graded: (grades, summary, runs directory)."""
     runs = tmp_path_factory.mktemp("vuln-live")
-    grades, summary = record_site(TASKS, runs, sites_url=sites_url)
+    grades, summary = record_site([], runs, sites_url=sites_url, plan=PLAN)
     return grades, summary, runs
 
 
@@ -141,13 +145,14 @@ def test_every_perturbation_is_labelled_with_its_injected_category(live):
 
 
 def test_frozen_replay_reaches_no_origin_and_grades_the_same(live, tmp_path_factory):
-    """The shipped snapshot answers every agent on vuln-01 with nothing listening; its answer needs both "load
+    """The shipped snapshot answers the reference and the state faults on vuln-01 with nothing listening; its answer needs both "load
     more" batches replayed in sequence. The references of every task are replayed frozen by test_replay_frozen.py."""
     grades, _, _ = live
     with frozen_trap() as trap:
-        frozen, _ = record_site(["vuln-01"], tmp_path_factory.mktemp("vuln-frozen"), frozen=SNAPSHOTS / "vuln")
+        plan = {"reference": ["vuln-01"], **{f"perturbed:{k}": ["vuln-01"] for k in STATE_FAULTS}}
+        frozen, _ = record_site([], tmp_path_factory.mktemp("vuln-frozen"), frozen=SNAPSHOTS / "vuln", plan=plan)
     assert trap is None or trap.requests == [], [r.target for r in trap.requests]
-    assert len(frozen) == len(AGENTS)
+    assert len(frozen) == len(STATE_FAULTS) + 1
     for key, got in frozen.items():
         same_grades(grades[key], got)
     assert frozen["vuln-01", "reference"].scores.rows_pred == 13
