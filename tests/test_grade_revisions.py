@@ -73,7 +73,8 @@ def mixed(real_runs, tmp_path):
     revised = tmp_path / "eco-01.yaml"
     revised.write_text(yaml.safe_dump({**data, "revision": "2"}, allow_unicode=True))
     ep = EpisodeDir(episode_path(root, "eco-01", "reference", 1))
-    ep.write_episode(ep.read_episode().model_copy(update={"task_path": str(revised)}))
+    # the episode ran against the second revision: its file, and the revision the runner recorded then
+    ep.write_episode(ep.read_episode().model_copy(update={"task_path": str(revised), "task_revision": "2"}))
     return root
 
 

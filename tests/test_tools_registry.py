@@ -29,15 +29,18 @@ CONTRACT = ("web_search", "web_fetch", "pdf_read", "run_sql", "get_all_external_
             "get_knowledge_definition", "get_all_knowledge_definitions", "final_answer", "browser_navigate",
             "browser_snapshot", "browser_click", "browser_type", "browser_select_option", "browser_navigate_back",
             "browser_tabs")
+#: The tools the rig adds to the contract's (extensions, documented in docs/cli-agents.md).
+EXTENSIONS = ("report_usage",)
 ARGUMENTS = {"web_search": ["query", "count"], "web_fetch": ["url"], "pdf_read": ["source", "pages"],
              "run_sql": ["sql", "description"], "get_knowledge_definition": ["knowledge_name"],
              "final_answer": ["answer"], "browser_navigate": ["url"], "browser_click": ["element", "ref"],
              "browser_type": ["element", "ref", "text", "submit"],
-             "browser_select_option": ["element", "ref", "values"], "browser_tabs": ["action", "index"]}
+             "browser_select_option": ["element", "ref", "values"], "browser_tabs": ["action", "index"],
+             "report_usage": ["tokens_in", "tokens_out", "tokens_cached", "llm_calls", "cost_usd", "model"]}
 
 
 def test_the_declared_tools_are_the_contracts_names_and_arguments():
-    assert TOOL_NAMES == CONTRACT
+    assert TOOL_NAMES == CONTRACT + EXTENSIONS
     for t in TOOLS:
         assert list(t.input_schema()["properties"]) == ARGUMENTS.get(t.name, []), t.name
         assert t.description and t.max_bytes > 0
