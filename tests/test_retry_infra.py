@@ -45,11 +45,12 @@ class TabCrasher:
             cdp = await env.context.new_cdp_session(env.page)
             crashed = asyncio.get_running_loop().create_future()
             env.page.once("crash", lambda _: crashed.set_result(True))
-            try:
-                await cdp.send("Page.crash")
-            except Exception:  # the crash may take the session's answer with it
-                pass
+            # the renderer dies before it answers: the command's answer is never awaited (it would wait out CDP's
+            # own timeout), only the page's crash event
+            send = asyncio.ensure_future(cdp.send("Page.crash"))
+            send.add_done_callback(lambda f: f.cancelled() or f.exception())
             await crashed  # Playwright saw the renderer die
+            send.cancel()
             await env.page.goto(env.start_url)  # fails: the tab is dead
         return await ReferenceAgent().run(env)
 
