@@ -16,11 +16,7 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Playwright
 
 from rig.network.flags import launch_args
-from rig.network.resolve import HostMapping, parse_resolve
-
-#: Re-exported for importers on other branches (the drift and CLI code); new code imports them from rig.network.
-__all__ = ["DEBIAN_CHROMIUM", "HostMapping", "chromium_path", "launch", "launch_args", "launch_for_cdp",
-           "parse_resolve"]
+from rig.network.resolve import HostMapping
 
 DEBIAN_CHROMIUM = "/usr/lib/chromium/chromium"
 
