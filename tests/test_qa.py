@@ -146,7 +146,8 @@ def frozen(site, tmp_path_factory):
     script.write_text(json.dumps([{"goto": f"{site.url}/qa/welcome"}, {"click": "#accept"},
                                   *({"goto": p} for p in ("/qa/article", "/qa/table", "/qa/styled", "/qa/busted",
                                                           "/qa/clock", "/qa/graphql", "/qa/sw"))]))
-    code, out = rig("record", "--script", script, "--out", root / "ep")
+    # live step images: the QA's image part compares the replay with what the page showed while it was recorded
+    code, out = rig("record", "--script", script, "--out", root / "ep", "--step-images", "live")
     assert code == 0, out
     assert site.requests_to("/qa/sw.js"), "the service worker was not registered while recording"
     code, out = rig("freeze", root / "ep", "--out", root / "snap", "--fuzzy", "_ts@/qa/ping.json")

@@ -30,7 +30,7 @@ def frozen_runs(liveweb, sites_url, tmp_path_factory):
     agent.write_text(json.dumps([{"goto": "/stats/explore"}, {"click": 'role=treeitem[name="World"s]'},
                                  {"click": 'role=tab[name="Summary"]'}]))
     code, out = rig("run", "--task", "stats-04", "--agent", f"scripted:{agent}", "--variant", "constraint",
-                    "--sites-url", sites_url, "--out", root / "live")
+                    "--sites-url", sites_url, "--out", root / "live", "--step-images", "live")
     assert code == 0, out
     script = root / "web.json"
     script.write_text(json.dumps([
@@ -38,7 +38,7 @@ def frozen_runs(liveweb, sites_url, tmp_path_factory):
         {"click": 'role=button[name="Search"]'}, {"goto": liveweb.archive.url("/doc/1")},
         {"click": 'role=button[name="Accept"]'}, {"goto": liveweb.archive.url("/doc/2")}]))
     code, out = rig("record", "--live", *liveweb.resolve_args(), "--ignore-https-errors", "--script", script,
-                    "--out", root / "web")
+                    "--out", root / "web", "--step-images", "live")
     assert code == 0, out
     code, freeze_out = rig("freeze", root / "live", root / "web", "--out", root / "snap")
     assert code == 0, freeze_out

@@ -16,7 +16,6 @@ from replay.freeze import move_origin
 from replay.index import ArchiveIndex
 from replay.perform import PERFORMED
 from replay.redrive import redrive
-from replay.render import render_dom_images
 from replay.report import RecordedStep
 from rig.episode_dir import EpisodeDir
 from rig.errors import InputError
@@ -24,7 +23,6 @@ from rig.qa.capture import Seen, Tracked, recorded_images, replay_options, seen_
 from rig.qa.pages import Scored, score_page
 from rig.qa.requests import RequestLog
 from rig.runner.adapters import episode_adapters
-from rig.runner.step_images import due_images
 from rig.sites import bundled_adapters
 from rig.tasks.loader import task_of
 
@@ -103,9 +101,6 @@ async def score_episode(browser: Browser, target: EpisodeUnderQa, *, threshold: 
     moves = dict(target.moves or {})
     back = {v: k for k, v in moves.items()}
     against = target.against if target.against is not None else index
-    due, _ = due_images(ed)
-    if due and ed.warc_file.is_file():  # recorded with --step-images dom: its images drawn once, as rig report does
-        await render_dom_images(browser, ed.warc_file, due)
     recorded = recorded_pages(ed, index, steps, moves)
     with tempfile.TemporaryDirectory(prefix="rig-qa-") as scratch_dir:
         scratch = Path(scratch_dir)
