@@ -118,8 +118,12 @@ class NetworkCapture:
         """The action's step is written: requests go stale by age again."""
         self.action_began = self.action_began_ms = None
 
+    def _fresh(self, started: float) -> bool:
+        """Started by the action under way: never long-lived."""
+        return self.action_began is not None and started >= self.action_began
+
     def _long_lived(self, started: float, now: float) -> bool:
-        return now - started >= self._stale and (self.action_began is None or started < self.action_began)
+        return now - started >= self._stale and not self._fresh(started)
 
     @property
     def inflight(self) -> int:
@@ -264,8 +268,7 @@ class NetworkCapture:
         while self.inflight and (left := deadline - time.monotonic()) > 0:
             now = time.monotonic()
             stale = min((t + self._stale - now for t in self._waiting.values()
-                         if not self._long_lived(t, now) and (self.action_began is None or t < self.action_began)),
-                        default=left)
+                         if now - t < self._stale and not self._fresh(t)), default=left)
             self._ended.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._ended.wait(), max(0.001, min(left, stale)))
