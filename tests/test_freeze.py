@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from server import TestServer
+from site_runs import frozen_trap
 from typer.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
 
@@ -182,15 +182,8 @@ def test_freeze_refuses_bad_input_naming_it(tmp_path):
 @pytest.fixture
 def frozen_origin_trap():
     """A server where frozen runs put the bundled sites: it must receive nothing (None when the port is taken)."""
-    try:
-        trap = TestServer(port=urlsplit(FROZEN_ORIGIN).port, fallback=lambda ex: ex.send(500)).start()
-    except OSError:
-        yield None
-        return
-    try:
+    with frozen_trap() as trap:
         yield trap
-    finally:
-        trap.stop()
 
 
 def test_bundled_site_episodes_freeze_onto_the_frozen_origin(sites_url, frozen_origin_trap, tmp_path):

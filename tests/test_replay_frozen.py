@@ -4,12 +4,11 @@ yields its gold table; states the snapshot lacks answer a visible 404 and are co
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
-from server import TestServer
+from site_runs import frozen_trap
 
-from replay import FROZEN_ORIGIN, REPLAY_CONTEXT_OPTIONS, open_snapshot
+from replay import REPLAY_CONTEXT_OPTIONS, open_snapshot
 from rig.agents.reference import gold_mismatch, run_reference
 from rig.browser import launch
 from rig.sites import bundled_sites
@@ -22,15 +21,8 @@ TASKS = [load_task(p) for p in bundled_task_paths()]
 @pytest.fixture(scope="module")
 def frozen():
     """The shipped snapshots, and a trap listening where frozen runs put the sites: it must receive nothing."""
-    try:
-        trap = TestServer(port=urlsplit(FROZEN_ORIGIN).port, fallback=lambda ex: ex.send(500)).start()
-    except OSError:
-        trap = None  # the port is taken: isolation then rests on the route handler alone (tested in test_replay_route)
-    try:
+    with frozen_trap() as trap:  # None when the port is taken: isolation then rests on the route handler alone
         yield open_snapshot(SNAPSHOTS)
-    finally:
-        if trap is not None:
-            trap.stop()
     assert trap is None or trap.requests == [], [r.target for r in trap.requests]
 
 
