@@ -34,13 +34,14 @@
   const SHORT_TIMER_MS = 1000;
   const requests = new Set(); // pending fetches, body reads and XHRs, by start time
   const timers = new Set(), frames = new Set();
-  rec.pending = (staleMs, freshSince) => {
+  rec.fetching = (staleMs, freshSince) => {
     // older requests are long-lived (long polls, streams): ignored, unless the action under way started them
     const since = clock() - (staleMs || 3000);
-    let n = timers.size + frames.size;
+    let n = 0;
     for (const r of requests) if (r.start > since || (freshSince != null && r.start >= freshSince)) n++;
     return n;
   };
+  rec.pending = (staleMs, freshSince) => timers.size + frames.size + rec.fetching(staleMs, freshSince);
   const W = window, origSetTimeout = W.setTimeout, origClearTimeout = W.clearTimeout;
   const origRaf = W.requestAnimationFrame, origCancelRaf = W.cancelAnimationFrame;
   W.setTimeout = function (fn, ms, ...args) {
@@ -256,18 +257,19 @@
     visit(document);
 
     let last = rec.lastMutation, loading = document.readyState === "loading", work = rec.pending(opts.staleMs, opts.freshSince);
+    let fetching = rec.fetching(opts.staleMs, opts.freshSince);
     for (const root of roots) {
       if (root.nodeType !== 9 || root === document) continue;
       const r = root.defaultView && root.defaultView.__sgrRec;
       if (r && r.lastMutation > last) last = r.lastMutation;
-      if (r) work += r.pending(opts.staleMs, opts.freshSince);
+      if (r) { work += r.pending(opts.staleMs, opts.freshSince); fetching += r.fetching(opts.staleMs, opts.freshSince); }
       if (root.readyState === "loading") loading = true;
     }
     // DOM quiet counts from the settle's start at the earliest: what an action scheduled shortly (a timer) may
     // not have run yet, above all in a renderer a busy machine runs late.
     const quiet = loading ? 0 : clock() - Math.max(last, opts.since || 0);
     const busy = loading || work > 0 || last > t0;
-    if (busy && opts.minQuiet && quiet < opts.minQuiet) return { url: location.href, quiet, busy, partial: true };
+    if (busy && opts.minQuiet && quiet < opts.minQuiet) return { url: location.href, quiet, busy, fetching, partial: true };
 
     const controls = [], aria = [];
     for (const root of roots) {
@@ -309,7 +311,7 @@
       facts[name] = el ? factOf(el, f) : null;
     }
 
-    const out = { url: location.href, quiet, busy, controls, aria, facts };
+    const out = { url: location.href, quiet, busy, fetching, controls, aria, facts };
     if (opts.text) out.text = textOf(document, specials);
     if (opts.html) {
       // recorders.redact.name_parts, base_name and secret_name, with the patterns they use

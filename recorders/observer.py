@@ -52,9 +52,10 @@ async def collect(
     `secret_names`, or of fields whose names say secret by `recorders.redact.secret_name`).
     The page first runs the tasks already queued. `busy` says whether it still has work pending (short timers,
     animation frames, fetches and XHR younger than `stale_ms` or started since `fresh_since_ms` (the action under way's
-    start, page clock), loading) or mutated meanwhile; `quiet` is the time
-    since its last DOM mutation, or since `since_ms` (the page clock, ms since the epoch) when that is later (ms). When busy and quiet for less than `min_quiet_ms`, only `url`, `quiet`,
-    `busy` and `partial: true` come back. None when the page is between documents, closed, or gave no answer
+    start, page clock), loading) or mutated meanwhile; `fetching` counts those fetches and XHRs alone; `quiet` is the
+    time since its last DOM mutation, or since `since_ms` (the page clock, ms since the epoch) when that is later (ms).
+    When busy and quiet for less than `min_quiet_ms`, only `url`, `quiet`, `busy`, `fetching` and `partial: true` come
+    back. None when the page is between documents, closed, or gave no answer
     within `timeout_s` (a page stuck in a script: a 10 MB DOM answers in seconds).
     """
     opts = {

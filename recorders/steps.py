@@ -125,9 +125,11 @@ class StepWriter:
     async def _settle(self, tab: Tab, facts: dict[str, dict[str, Any]]) -> tuple[dict[str, Any] | None, bool]:
         """Wait (bounded) until the page is settled; return its raw state and whether it settled.
 
-        Settled: nothing pending in the page and no request in flight (the fast path), or else no request
-        for `network_quiet_ms` and no DOM mutation for `dom_quiet_ms`, both counted from the settle's start at the
-        earliest (a change an action scheduled may still be on its way). A page still navigating (or not answering)
+        Settled: nothing pending in the page and no request in flight (the fast path), or else no fetch the page
+        waits for, no request for `network_quiet_ms` and no DOM mutation for `dom_quiet_ms`, both counted from the
+        settle's start at the earliest (a change an action scheduled may still be on its way; timers and animation
+        frames may still run). The page's own count of its fetches matters on a loaded machine: the browser may tell
+        the recorder of a request later than the page showed "Loading…" for longer than both windows. A page still navigating (or not answering)
         after `max_settle_ms` gets an unsettled step holding only its URL; None only when the page closed.
         """
         o = self.options
@@ -141,7 +143,8 @@ class StepWriter:
             )
             if raw is not None and not raw.get("partial"):
                 fast = not raw["busy"] and self.net.inflight == 0
-                windows = raw["quiet"] >= o.dom_quiet_ms and self.net.quiet_for() >= o.network_quiet_ms / 1000
+                windows = (not raw.get("fetching") and raw["quiet"] >= o.dom_quiet_ms
+                           and self.net.quiet_for() >= o.network_quiet_ms / 1000)
                 if fast or windows or late:
                     return raw, fast or windows
             if tab.page.is_closed():

@@ -304,6 +304,35 @@ async def test_a_request_the_action_started_is_waited_for_however_long_it_takes(
     assert step.settled and "42" in text.split("Post query", 1)[1], text
 
 
+async def test_a_fetch_the_page_waits_for_holds_the_step_though_no_request_is_seen(context, page, pages_server,
+                                                                                   tmp_path):
+    """On a loaded machine the browser may tell the recorder of a request later than the page has shown "Loading…"
+    for longer than both quiet windows: the page's own count of the fetches it waits for holds the step (here a body
+    read the network never sees, answered after 1.5 s)."""
+    rec = await Recorder.attach(context, tmp_path / "ep")
+    async with rec.action({"type": "goto", "target": "/index.html", "value": None}):
+        await page.goto(f"{pages_server.url}/index.html")
+    await page.evaluate("""() => {
+        const out = document.createElement("p"), go = document.createElement("button");
+        out.id = "out"; go.id = "go"; go.textContent = "Go";
+        go.onclick = () => {
+            out.textContent = "Loading";
+            const body = new ReadableStream({start(c) {
+                setTimeout(() => { c.enqueue(new TextEncoder().encode("streamed answer")); c.close(); }, 1500);
+            }});
+            new Response(body).text().then(t => { out.textContent = t; });
+        };
+        document.body.append(out, go);
+    }""")
+    async with rec.action({"type": "click", "target": "#go", "value": None}):
+        await page.click("#go")
+    step = rec.last_step
+    await rec.close()
+    [text] = [t for rid, t in load_index(tmp_path / "ep" / "evidence.warc.gz", texts=True).texts.items()
+              if rid == step.snapshot.warc_record_id]
+    assert step.settled and "streamed answer" in text, text
+
+
 async def test_a_long_poll_does_not_stall_every_step(context, page, pages_server, tmp_path):
     rec = await Recorder.attach(context, tmp_path / "ep", options=RecorderOptions(long_request_ms=300))
     async with rec.action({"type": "goto", "target": "/index.html", "value": None}):
