@@ -132,6 +132,12 @@ class NetworkCapture:
         now = time.monotonic()
         return sum(1 for t in self._waiting.values() if not self._long_lived(t, now))
 
+    def navigating(self, page: Page) -> bool:
+        """Whether the page's main frame waits for the response of a document it navigates to (until it commits, the
+        page answers no script: not even the document it leaves)."""
+        return any(r.is_navigation_request() and r.frame == page.main_frame for r in self._waiting
+                   if r.resource_type == "document")
+
     def quiet_for(self) -> float:
         """Seconds with no request waiting for its response (0 while any is)."""
         if self.inflight > 0:

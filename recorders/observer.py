@@ -19,6 +19,8 @@ BINDING = "__sgrRecorderEvent"
 
 #: Tells the page a navigation it announced did not happen (a download, a failed or 204 navigation).
 STAYED = "window.__sgrRec ? (window.__sgrRec.unloading = 0) : 0"
+#: How long `collect` waits for the page's answer by default (a 10 MB DOM answers in seconds).
+ANSWER_S = 30.0
 _COLLECT = "async o => window.__sgrRec ? JSON.stringify(await window.__sgrRec.collect(o)) : null"
 
 
@@ -42,7 +44,7 @@ async def collect(
     stale_ms: float = 3000,
     text: bool = True,
     html: bool = True,
-    timeout_s: float = 30.0,
+    timeout_s: float = ANSWER_S,
     since_ms: float = 0,
     fresh_since_ms: float | None = None,
 ) -> dict[str, Any] | None:
@@ -71,11 +73,16 @@ async def collect(
         "since": since_ms,
         "freshSince": fresh_since_ms,
     }
-    try:  # one JSON string: far cheaper to pass through Playwright than the nested value
-        raw = await asyncio.wait_for(page.evaluate(_COLLECT, opts), timeout_s)
+
+    async def ask() -> str | None:  # one JSON string: far cheaper to pass through Playwright than the nested value
+        raw = await page.evaluate(_COLLECT, opts)
         if raw is None:
-            await asyncio.wait_for(install(page.main_frame), timeout_s)
-            raw = await asyncio.wait_for(page.evaluate(_COLLECT, opts), timeout_s)
+            await install(page.main_frame)
+            raw = await page.evaluate(_COLLECT, opts)
+        return raw
+
+    try:
+        raw = await asyncio.wait_for(ask(), timeout_s)
     except (PlaywrightError, TimeoutError):
         return None
     return json.loads(raw) if raw is not None else None

@@ -24,6 +24,7 @@ from recorders.warc import Capture, WarcArchive
 from rigwarc.dialect import DOM, TEXT, View
 
 _BUSY_POLL_S = 0.01  # a page with work pending is asked again this soon
+_NAVIGATING_ASK_S = 1.0  # a page waiting for its next document is asked at least this long (it may commit meanwhile)
 
 
 @dataclass
@@ -99,7 +100,8 @@ class StepWriter:
         html = raw.get("html") or ""
         n = self.count
         dom_hash = state.dom_hash(html)
-        shot = await self._image(tab, n, dom_hash, raw, observed=action.source == "observed")
+        url_only = raw.keys() == {"url"}  # a page that did not answer: no screenshot either (it would wait in vain)
+        shot = None if url_only else await self._image(tab, n, dom_hash, raw, observed=action.source == "observed")
         step = Step(
             step=n,
             t=round(self.clock() - self.t0, 3),
@@ -137,9 +139,12 @@ class StepWriter:
         since_ms = time.time() * 1000
         while True:
             late = time.monotonic() >= deadline
+            # a page waiting for its next document answers nothing till it commits: ask no longer than the settle lasts
+            answer_s = (max(_NAVIGATING_ASK_S, deadline - time.monotonic()) if self.net.navigating(tab.page)
+                        else observer.ANSWER_S)
             raw = await observer.collect(
                 tab.page, facts, 0 if late else o.dom_quiet_ms, self.redactor.params, o.long_request_ms,
-                since_ms=since_ms, fresh_since_ms=self.net.action_began_ms,
+                since_ms=since_ms, fresh_since_ms=self.net.action_began_ms, timeout_s=answer_s,
             )
             if raw is not None and not raw.get("partial"):
                 fast = not raw["busy"] and self.net.inflight == 0

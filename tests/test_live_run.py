@@ -307,6 +307,9 @@ def test_a_live_start_page_that_does_not_load_is_the_sites_failure_within_the_bu
     assert (ep.status, ep.attempts) == ("site_unreachable", 1), ep.error
     assert "did not load within the episode's budget" in ep.error and START in ep.error
     assert len(liveweb.portal.requests_to("/search")) == 1, "one attempt fits an 8 s budget with a 30 s page timeout"
+    [step] = ed.steps()
+    assert (step.settled, step.screenshot, step.url) == (False, None, "about:blank"), \
+        "a page waiting for its document is recorded by its URL alone, never asked for what it cannot answer"
     summary = grade(runs)
     [group] = summary["groups"]
     assert group["statuses"] == {"site_unreachable": 1} and (group["scored"], group["infra"]) == (1, 0)
