@@ -191,3 +191,19 @@ async def test_task_reference_solution_and_gold(task_id, page, sites_url):
     assert not [row for row in task.gold.rows if " ".join(row) in lines]
     answer = await run_reference(task, page, sites_url)
     assert gold_mismatch(task, answer) is None
+
+
+def test_the_query_database_is_built_once_into_the_cache_and_reused(tmp_path):
+    """The site's query database is built by the first sites server into RIG_CACHE_DIR; the next one reads it."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from rig.sites.flights.data import _build, query; p = _build(); "
+            "print(p, p.stat().st_mtime_ns, query('SELECT count(*) FROM flights')[0][0])")
+    env = {**os.environ, "RIG_CACHE_DIR": str(tmp_path)}
+    first, second = (subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                    timeout=300, check=True).stdout.split() for _ in range(2))
+    assert first == second, "the second server rebuilt the database instead of reading it"
+    path, _, flights = first
+    assert path.startswith(str(tmp_path / "sites" / "flights-")) and flights == str(len(flights_frame()))

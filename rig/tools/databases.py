@@ -10,27 +10,16 @@ names a bundled database, or a SQLite file relative to the task file (imported t
 
 from __future__ import annotations
 
-import fcntl
-import os
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rig.cache import build_once, cache_dir
 from rig.errors import InputError
 
 if TYPE_CHECKING:
     from rig.sites.database import Database
 
-_LOCK = threading.Lock()
 _FILE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
-
-
-def cache_dir() -> Path:
-    """Where built databases live: `RIG_CACHE_DIR`, else `$XDG_CACHE_HOME/sgr-rig`, else `~/.cache/sgr-rig`."""
-    if os.environ.get("RIG_CACHE_DIR"):
-        return Path(os.environ["RIG_CACHE_DIR"])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "sgr-rig"
 
 
 def bundled_databases() -> dict[str, Database]:
@@ -53,14 +42,7 @@ def bundled_db_path(name: str, cache: Path | None = None) -> Path:
     """The file of a bundled database, built into the cache on first use."""
     db = database(name)
     path = (cache or cache_dir()) / "databases" / f"{db.name}-{db.recipe_digest()}.sqlite"
-    if path.is_file():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _LOCK, open(path.with_name(f".{path.name}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process building the same file: wait for it, do not build twice
-        if not path.is_file():
-            db.build(path)
-    return path
+    return build_once(path, db.build)
 
 
 def _is_file_name(name: str) -> bool:

