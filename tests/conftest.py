@@ -127,9 +127,26 @@ async def page(context):
 _SHARED_ONCE = ("real_runs",)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group the tests of each costly session fixture onto one worker (a no-op without pytest-xdist)."""
-    for item in items:
-        for name in _SHARED_ONCE:
-            if name in getattr(item, "fixturenames", ()):
-                item.add_marker(pytest.mark.xdist_group(name))
+def _xdist_group(item: pytest.Item) -> str | None:
+    """The worker group of a test: the costly session fixture it uses, else its module when it uses a module-scoped
+    fixture (each worker running some of the module's tests would build that fixture again: a site's recorded
+    episodes, twice), one group per parameter of a parametrized one; None for a test free to run anywhere."""
+    names = getattr(item, "fixturenames", ())
+    for name in _SHARED_ONCE:
+        if name in names:
+            return name
+    info = getattr(item, "_fixtureinfo", None)
+    module_scoped = sorted(name for name, defs in (info.name2fixturedefs.items() if info else ())
+                           if defs and defs[-1].scope == "module")
+    if not module_scoped:
+        return None
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return "::".join([item.nodeid.split("::")[0], *(str(params[n]) for n in module_scoped if n in params)])
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Group the tests of each costly fixture onto one worker (a no-op without pytest-xdist). Marked as each test is
+    collected: pytest-xdist's worker reads the groups in its own `pytest_collection_modifyitems`, before a conftest's."""
+    group = _xdist_group(item)
+    if group is not None:
+        item.add_marker(pytest.mark.xdist_group(group))
