@@ -135,8 +135,8 @@ class NetworkCapture:
     def navigating(self, page: Page) -> bool:
         """Whether the page's main frame waits for the response of a document it navigates to (until it commits, the
         page answers no script: not even the document it leaves)."""
-        return any(r.is_navigation_request() and r.frame == page.main_frame for r in self._waiting
-                   if r.resource_type == "document")
+        return any(r.resource_type == "document" and r.is_navigation_request() and _frame_of(r) == page.main_frame
+                   for r in self._waiting)
 
     def quiet_for(self) -> float:
         """Seconds with no request waiting for its response (0 while any is)."""
@@ -449,3 +449,11 @@ def _reason(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return ""
+
+
+def _frame_of(request: Request) -> Frame | None:
+    """The frame a request was made for; None for a new tab's first document, whose frame does not exist yet."""
+    try:
+        return request.frame
+    except PlaywrightError:  # "Frame for this navigation request is not available"
+        return None
