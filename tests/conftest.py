@@ -90,10 +90,10 @@ def liveweb():
 
 
 @pytest.fixture(scope="session")
-def real_runs(sites_url, tmp_path_factory):
+async def real_runs(sites_url, tmp_path_factory, browser):
     """One runs directory of real episodes (tests/real_runs.py: bundled agents, several trials, step images off),
-    recorded once per session and graded; tests copy what they change."""
-    return record_real_runs(tmp_path_factory.mktemp("real-runs") / "runs", sites_url)
+    recorded once per session in the session's browser and graded; tests copy what they change."""
+    return await record_real_runs(tmp_path_factory.mktemp("real-runs") / "runs", sites_url, browser)
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,6 @@
 """Real runs for the report, interval, revision, compare and leaderboard tests: episodes of the bundled agents recorded
-once per test session by the real runner (`rig.runner.run.run`, step images off), graded by `rig grade`'s code.
+once per test session by the real runner in the session's browser (`rig.runner.run.run_async`, step images off),
+graded by `rig grade`'s code.
 
 The session fixture `real_runs` (tests/conftest.py) records them into one runs directory; `copy_run` makes a runs
 directory of some of its episodes (A and B of a comparison), graded on its own.
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+
+from playwright.async_api import Browser
 
 from rig.agents.base import Budget
 from rig.episode_dir import RunsDir
@@ -21,13 +24,15 @@ TRIALS = 2
 VARIANT = "constraint"
 
 
-def record_real_runs(root: Path, sites_url: str) -> Path:
-    """Record every (task, agent, trial) of TASKS x AGENTS x TRIALS on the constraint variant into `root`, grade it."""
+async def record_real_runs(root: Path, sites_url: str, browser: Browser) -> Path:
+    """Record every (task, agent, trial) of TASKS x AGENTS x TRIALS on the constraint variant into `root` in
+    `browser`, grade it."""
     from rig.runner.config import RunConfig
-    from rig.runner.run import run
+    from rig.runner.run import run_async
 
-    episodes = run(RunConfig(list(TASKS), list(AGENTS), root, variants=[VARIANT], trials=TRIALS, concurrency=2,
-                             sites_url=sites_url, step_images="off", budget=Budget(timeout_s=180)))
+    episodes = await run_async(RunConfig(list(TASKS), list(AGENTS), root, variants=[VARIANT], trials=TRIALS,
+                                         concurrency=2, sites_url=sites_url, step_images="off",
+                                         budget=Budget(timeout_s=180)), browser=browser)
     assert len(episodes) == len(TASKS) * len(AGENTS) * TRIALS
     assert [e.status for e in episodes if e.status != "ok"] == [], [(e.task_id, e.agent, e.error) for e in episodes]
     grade_runs(root)

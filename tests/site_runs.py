@@ -5,6 +5,7 @@ of the site's tasks (constraint prompts), through the real runner and grader, li
     grades = record_site(["bio-01"], tmp_path, frozen=SNAPSHOTS / "bio")  # answered from the snapshot
     plan = once_each(["papers-01", ...], {"scope_drift": "papers-01", ...})   # the reference on every task,
     grades = record_site([], tmp_path, sites_url=url, plan=plan)             # each fault on the task named for it
+    grades = await record_site_in(browser, tmp_path, sites_url=url, plan=plan)  # in the session's browser
 
 Step images are off (the grades do not read them), so a site's 28 episodes take well under a minute on an idle
 machine.
@@ -17,17 +18,19 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from playwright.async_api import Browser
 from server import TestServer
 
 from replay import FROZEN_ORIGIN
 
 from rig.agents.perturbed import KINDS
 from rig.episode_dir import RunsDir
+from rig.formats.episode import Episode
 from rig.formats.grade import Grade
 from rig.formats.summary import Summary
 from rig.grading.runs import grade_runs
 from rig.runner.config import RunConfig
-from rig.runner.run import run
+from rig.runner.run import run, run_async
 
 AGENTS = ["reference", *(f"perturbed:{k}" for k in KINDS)]
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "site_snapshots"
@@ -46,12 +49,28 @@ def once_each(tasks: list[str], fault_tasks: Mapping[str, str]) -> dict[str, lis
 def record_site(tasks: list[str], runs: Path, *, sites_url: str | None = None, frozen: Path | None = None,
                 agents: list[str] | None = None,
                 plan: Mapping[str, list[str]] | None = None) -> tuple[dict[tuple[str, str], Grade], Summary]:
-    """Run and grade the agents on the tasks (or each agent of `plan` on its tasks); the grades by (task, agent) and
-    the run's summary."""
+    """Run and grade the agents on the tasks (or each agent of `plan` on its tasks) in a browser of the run's own
+    (a frozen run's is archive-only); the grades by (task, agent) and the run's summary."""
     plan = plan or {agent: tasks for agent in agents or AGENTS}
-    episodes = run(RunConfig(sorted({t for ids in plan.values() for t in ids}), list(plan), runs,
-                             variants=["constraint"], concurrency=2, sites_url=sites_url, frozen=frozen,
-                             step_images="off", tasks_by_agent=dict(plan)))
+    return _graded(run(_config(runs, plan, sites_url=sites_url, frozen=frozen)), runs, plan, frozen)
+
+
+async def record_site_in(browser: Browser, runs: Path, *, sites_url: str,
+                         plan: Mapping[str, list[str]]) -> tuple[dict[tuple[str, str], Grade], Summary]:
+    """`record_site` on the bundled sites at `sites_url`, in a browser the caller launched (the session's)."""
+    return _graded(await run_async(_config(runs, plan, sites_url=sites_url), browser=browser), runs, plan, None)
+
+
+def _config(runs: Path, plan: Mapping[str, list[str]], *, sites_url: str | None,
+            frozen: Path | None = None) -> RunConfig:
+    return RunConfig(sorted({t for ids in plan.values() for t in ids}), list(plan), runs, variants=["constraint"],
+                     concurrency=2, sites_url=sites_url, frozen=frozen, step_images="off",
+                     tasks_by_agent=dict(plan))
+
+
+def _graded(episodes: list[Episode], runs: Path, plan: Mapping[str, list[str]],
+            frozen: Path | None) -> tuple[dict[tuple[str, str], Grade], Summary]:
+    """Check every planned episode ran ok (a frozen one missing nothing), grade the runs directory, read the grades."""
     assert len(episodes) == sum(len(ids) for ids in plan.values())
     bad = [(e.task_id, e.agent, e.status, e.error, e.replay_misses) for e in episodes
            if e.status != "ok" or (frozen is not None and e.replay_misses != 0)]

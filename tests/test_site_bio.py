@@ -15,6 +15,7 @@ from site_runs import (
     frozen_trap,
     once_each,
     record_site,
+    record_site_in,
     same_grades,
 )
 
@@ -33,10 +34,10 @@ ADAPTER = load_adapter(SITE.adapter)
 
 
 @pytest.fixture(scope="module")
-def live(sites_url, tmp_path_factory):
+async def live(sites_url, tmp_path_factory, browser):
     """The reference on every bio task and each perturbation once (PLAN), recorded once and graded: (grades, summary, runs directory)."""
     runs = tmp_path_factory.mktemp("bio-live")
-    grades, summary = record_site([], runs, sites_url=sites_url, plan=PLAN)
+    grades, summary = await record_site_in(browser, runs, sites_url=sites_url, plan=PLAN)
     return grades, summary, runs
 
 

@@ -16,6 +16,7 @@ from site_runs import (
     frozen_trap,
     once_each,
     record_site,
+    record_site_in,
     same_grades,
 )
 
@@ -40,11 +41,12 @@ def _tasks(site: str) -> list[str]:
 #: Each site's tests on one pytest-xdist worker (`--dist loadgroup`), which records its runs once.
 @pytest.fixture(scope="module", params=[pytest.param(s, marks=pytest.mark.xdist_group(f"site-{s}"))
                                         for s in sorted(FAULT_TASKS)])
-def live(request, sites_url, tmp_path_factory):
+async def live(request, sites_url, tmp_path_factory, browser):
     """One site's plan recorded once and graded: (site, plan, grades, summary)."""
     site = request.param
     plan = once_each(_tasks(site), FAULT_TASKS[site])
-    grades, summary = record_site([], tmp_path_factory.mktemp(f"{site}-live"), sites_url=sites_url, plan=plan)
+    grades, summary = await record_site_in(browser, tmp_path_factory.mktemp(f"{site}-live"), sites_url=sites_url,
+                                           plan=plan)
     return site, plan, grades, summary
 
 

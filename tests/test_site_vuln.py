@@ -15,6 +15,7 @@ from site_runs import (
     frozen_trap,
     once_each,
     record_site,
+    record_site_in,
     same_grades,
 )
 from starlette.testclient import TestClient
@@ -32,10 +33,10 @@ PLAN = once_each(TASKS, dict.fromkeys(KINDS, "vuln-01"))
 
 
 @pytest.fixture(scope="module")
-def live(sites_url, tmp_path_factory):
+async def live(sites_url, tmp_path_factory, browser):
     """The reference on every vuln task and each perturbation once (PLAN), recorded once and graded: (grades, summary, runs directory)."""
     runs = tmp_path_factory.mktemp("vuln-live")
-    grades, summary = record_site([], runs, sites_url=sites_url, plan=PLAN)
+    grades, summary = await record_site_in(browser, runs, sites_url=sites_url, plan=PLAN)
     return grades, summary, runs
 
 
