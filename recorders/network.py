@@ -196,10 +196,8 @@ class NetworkCapture:
             return False
         if _is_pdf(response.headers.get("content-type", "")):
             return False
-        try:
-            return request.frame.parent_frame is not None
-        except PlaywrightError:
-            return False
+        frame = _frame_of(request)
+        return frame is not None and frame.parent_frame is not None
 
     def pdf_body(self, url: str) -> bytes | None:
         """The bytes of the latest PDF document loaded from `url` (any fragment), read before its viewer took the
@@ -260,8 +258,8 @@ class NetworkCapture:
             return
         if response is not None and request.is_navigation_request():
             rid = self._archive.new_id()
-            with contextlib.suppress(PlaywrightError):
-                self.documents[request.frame] = rid
+            if (frame := _frame_of(request)) is not None:
+                self.documents[frame] = rid
         else:
             rid = self._archive.new_id() if response is not None else None
         task = asyncio.get_running_loop().create_task(self._capture(request, response, started, rid))
