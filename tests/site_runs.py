@@ -1,11 +1,10 @@
 """Recording a bundled site's SGR-mini episodes once per test module: the reference and every perturbed agent on each
 of the site's tasks (constraint prompts), through the real runner and grader, live or frozen.
 
-    grades = record_site(["bio-01", ...], tmp_path, sites_url=url)     # {(task, agent): Grade}
-    grades = record_site(["bio-01"], tmp_path, frozen=SNAPSHOTS / "bio")  # answered from the snapshot
     plan = once_each(["papers-01", ...], {"scope_drift": "papers-01", ...})   # the reference on every task,
-    grades = record_site([], tmp_path, sites_url=url, plan=plan)             # each fault on the task named for it
-    grades = await record_site_in(browser, tmp_path, sites_url=url, plan=plan)  # in the session's browser
+                                                                              # each fault on the task named for it
+    grades, summary = await record_site_in(browser, tmp_path, sites_url=url, plan=plan)  # live, {(task, agent): Grade}
+    grades, summary = record_site(tmp_path, frozen=SNAPSHOTS / "papers", plan=plan)     # answered from the snapshot
 
 Step images are off (the grades do not read them), so a site's 28 episodes take well under a minute on an idle
 machine.
@@ -32,7 +31,6 @@ from rig.grading.runs import grade_runs
 from rig.runner.config import RunConfig
 from rig.runner.run import run, run_async
 
-AGENTS = ["reference", *(f"perturbed:{k}" for k in KINDS)]
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "site_snapshots"
 
 
@@ -41,28 +39,28 @@ STATE_FAULTS = ("scope_drift", "criterion_mismatch", "retrieval_dependency")
 
 
 def once_each(tasks: list[str], fault_tasks: Mapping[str, str]) -> dict[str, list[str]]:
-    """A plan for `record_site`: the reference on every task, each perturbation kind on the one task named for it."""
+    """A plan for `record_site_in` and `record_site`: the reference on every task, each perturbation kind on the one
+    task named for it."""
     assert set(fault_tasks) == set(KINDS) and set(fault_tasks.values()) <= set(tasks), fault_tasks
     return {"reference": list(tasks), **{f"perturbed:{k}": [fault_tasks[k]] for k in KINDS}}
 
 
-def record_site(tasks: list[str], runs: Path, *, sites_url: str | None = None, frozen: Path | None = None,
-                agents: list[str] | None = None,
-                plan: Mapping[str, list[str]] | None = None) -> tuple[dict[tuple[str, str], Grade], Summary]:
-    """Run and grade the agents on the tasks (or each agent of `plan` on its tasks) in a browser of the run's own
-    (a frozen run's is archive-only); the grades by (task, agent) and the run's summary."""
-    plan = plan or {agent: tasks for agent in agents or AGENTS}
-    return _graded(run(_config(runs, plan, sites_url=sites_url, frozen=frozen)), runs, plan, frozen)
+def record_site(runs: Path, *, frozen: Path,
+                plan: Mapping[str, list[str]]) -> tuple[dict[tuple[str, str], Grade], Summary]:
+    """Run and grade each agent of `plan` on its tasks, answered from the snapshot `frozen` in the run's own
+    archive-only browser; the grades by (task, agent) and the run's summary."""
+    return _graded(run(_config(runs, plan, sites_url=None, frozen=frozen)), runs, plan, frozen)
 
 
 async def record_site_in(browser: Browser, runs: Path, *, sites_url: str,
                          plan: Mapping[str, list[str]]) -> tuple[dict[tuple[str, str], Grade], Summary]:
-    """`record_site` on the bundled sites at `sites_url`, in a browser the caller launched (the session's)."""
-    return _graded(await run_async(_config(runs, plan, sites_url=sites_url), browser=browser), runs, plan, None)
+    """Run and grade each agent of `plan` on its tasks on the bundled sites at `sites_url`, in a browser the caller
+    launched (the session's); the grades by (task, agent) and the run's summary."""
+    return _graded(await run_async(_config(runs, plan, sites_url=sites_url, frozen=None), browser=browser), runs,
+                   plan, None)
 
 
-def _config(runs: Path, plan: Mapping[str, list[str]], *, sites_url: str | None,
-            frozen: Path | None = None) -> RunConfig:
+def _config(runs: Path, plan: Mapping[str, list[str]], *, sites_url: str | None, frozen: Path | None) -> RunConfig:
     return RunConfig(sorted({t for ids in plan.values() for t in ids}), list(plan), runs, variants=["constraint"],
                      concurrency=2, sites_url=sites_url, frozen=frozen, step_images="off",
                      tasks_by_agent=dict(plan))

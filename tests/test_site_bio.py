@@ -160,7 +160,7 @@ def test_frozen_replay_reaches_no_origin_and_grades_the_same(live, tmp_path_fact
     grades, _, _ = live
     with frozen_trap() as trap:
         plan = {"reference": ["bio-01"], **{f"perturbed:{k}": ["bio-01"] for k in STATE_FAULTS}}
-        frozen, _ = record_site([], tmp_path_factory.mktemp("bio-frozen"), frozen=SNAPSHOTS / "bio", plan=plan)
+        frozen, _ = record_site(tmp_path_factory.mktemp("bio-frozen"), frozen=SNAPSHOTS / "bio", plan=plan)
     assert trap is None or trap.requests == [], [r.target for r in trap.requests]
     assert len(frozen) == len(STATE_FAULTS) + 1
     for key, got in frozen.items():

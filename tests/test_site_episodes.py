@@ -68,7 +68,7 @@ def test_frozen_replay_reaches_no_origin_and_grades_the_same(live, tmp_path_fact
     site, plan, grades, _ = live
     plan = {"reference": _tasks(site)[:1], **{f"perturbed:{k}": plan[f"perturbed:{k}"] for k in STATE_FAULTS}}
     with frozen_trap() as trap:
-        frozen, _ = record_site([], tmp_path_factory.mktemp(f"{site}-frozen"), frozen=SNAPSHOTS / site, plan=plan)
+        frozen, _ = record_site(tmp_path_factory.mktemp(f"{site}-frozen"), frozen=SNAPSHOTS / site, plan=plan)
     assert trap is None or trap.requests == [], [r.target for r in trap.requests]
     assert len(frozen) == len(STATE_FAULTS) + 1
     for key, got in frozen.items():

@@ -151,7 +151,7 @@ def test_frozen_replay_reaches_no_origin_and_grades_the_same(live, tmp_path_fact
     grades, _, _ = live
     with frozen_trap() as trap:
         plan = {"reference": ["vuln-01"], **{f"perturbed:{k}": ["vuln-01"] for k in STATE_FAULTS}}
-        frozen, _ = record_site([], tmp_path_factory.mktemp("vuln-frozen"), frozen=SNAPSHOTS / "vuln", plan=plan)
+        frozen, _ = record_site(tmp_path_factory.mktemp("vuln-frozen"), frozen=SNAPSHOTS / "vuln", plan=plan)
     assert trap is None or trap.requests == [], [r.target for r in trap.requests]
     assert len(frozen) == len(STATE_FAULTS) + 1
     for key, got in frozen.items():
