@@ -1,5 +1,5 @@
 """Chromium's command-line flags for the rig's browsers: quiet and offline-safe, loopback-only or live, host
-mappings, sealed (no WebRTC UDP) and archive-only (every request a route handler does not answer fails)."""
+mappings, the features turned off, sealed (no WebRTC UDP) and archive-only (every request a route handler does not answer fails)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,23 @@ OFFLINE_FLAGS = [
     "--disable-quic",
     "--disable-dev-shm-usage",
 ]
+
+#: The features Playwright 1.65.2 (pinned) turns off with its own `--disable-features`. Chromium keeps only the last
+#: `--disable-features` of its command line, so the rig's one flag repeats them (`tests/test_browser_flags.py` fails if
+#: a Playwright upgrade changes the list).
+PLAYWRIGHT_DISABLED_FEATURES = [
+    "AvoidUnnecessaryBeforeUnloadCheckSync", "DestroyProfileOnBrowserClose", "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable", "LensOverlay", "MediaRouter", "PaintHolding", "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect", "TcpPortRandomizationWin", "OptimizationHints", "NetworkTimeServiceQuerying",
+    "AimEnabled", "PreconnectToSearch", "msForceBrowserSignIn", "msEdgeUpdateLaunchServicesPreferredVersion",
+]
+
+#: Features the rig turns off: the address bar's drop-downs, which Chromium builds in WebUI renderers of their own for
+#: every window, before anyone types. A headless browser has no address bar anyone types in, and opens a window for
+#: every context: these cost about half a second of CPU per context (docs/benchmarks.md, "Chromium's flags").
+RIG_DISABLED_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
+
+_DISABLE_FEATURES = "--disable-features="
 
 #: Resolve every host name to nothing except loopback: a page cannot reach the internet.
 LOCAL_ONLY_RULES = "MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost"
@@ -54,12 +71,18 @@ def launch_args(local_only: bool = True, extra: list[str] | None = None, sealed:
                 resolve: Sequence[HostMapping] = (), archive_only: bool = False) -> list[str]:
     """Chromium command-line flags for a rig browser (`sealed`: no WebRTC UDP, see `SEALED_FLAGS`; `resolve`: host
     mappings, combined with the loopback-only rule into Chromium's one `--host-resolver-rules`; `archive_only`: no
-    request reaches any server, see `archive_only_flags`)."""
-    args = list(OFFLINE_FLAGS)
+    request reaches any server, see `archive_only_flags`). A `--disable-features` in `extra` is merged into the rig's
+    one, which keeps Playwright's and the rig's features off."""
+    features = [*PLAYWRIGHT_DISABLED_FEATURES, *RIG_DISABLED_FEATURES]
+    extra = list(extra or [])
+    for arg in [a for a in extra if a.startswith(_DISABLE_FEATURES)]:  # merged into the one flag, not dropping it
+        extra.remove(arg)
+        features += [f for f in arg.removeprefix(_DISABLE_FEATURES).split(",") if f and f not in features]
+    args = [*OFFLINE_FLAGS, _DISABLE_FEATURES + ",".join(features)]
     if (rules := resolver_rules(local_only, resolve)) is not None:
         args.append(f"--host-resolver-rules={rules}")
     if sealed or archive_only:
         args += SEALED_FLAGS
     if archive_only:
         args += archive_only_flags()
-    return args + list(extra or [])
+    return args + extra
