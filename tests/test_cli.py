@@ -10,6 +10,8 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -97,6 +99,17 @@ def _lines(stream, into: list[str]) -> threading.Thread:
     return thread
 
 
+@contextmanager
+def _sigint_reaches_children() -> Iterator[None]:
+    """Children started here take SIGINT as from a terminal's Ctrl-C, even when pytest itself was started with SIGINT
+    ignored (a `cmd &` in a non-interactive shell: POSIX has background jobs ignore it, and exec keeps that)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # a handler, unlike SIG_IGN, is reset by exec
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_ctrl_c_during_a_run_says_what_is_left_and_how_to_resume(tmp_path):
     """Issue 23, item 5: SIGINT once the first episode runs: one line (how many episodes are left, `--resume`),
     no traceback, exit 130; the episode under way stays `incomplete` with its files, and `--resume` finishes both."""
@@ -108,7 +121,8 @@ def test_ctrl_c_during_a_run_says_what_is_left_and_how_to_resume(tmp_path):
     env = {**os.environ, "MARK": str(tmp_path / "go"), "RIG_BIN": str(RIG), "ANSWER": str(answer)}
     args = [str(RIG), "run", "--task", "eco-01", "--task", "eco-02", "--variant", "constraint", "--agent", "cli",
             "--command", command, "--out", str(runs)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    with _sigint_reaches_children():
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     out: list[str] = []
     err: list[str] = []
     readers = [_lines(proc.stdout, out), _lines(proc.stderr, err)]
