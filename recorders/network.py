@@ -91,7 +91,7 @@ class NetworkCapture:
         self._started: dict[Request, tuple[float, str]] = {}
         self._waiting: dict[Request, float] = {}  # requests that keep the page unsettled -> when they started
         self._tasks: set[asyncio.Task[None]] = set()
-        self._transferring: set[asyncio.Future[bytes]] = set()  # reads of bodies that finished loading, under way
+        self._reads: dict[asyncio.Future[bytes], Response] = {}  # body reads under way -> the response read
         self._arriving: dict[str, float] = {}  # URL -> when bytes of its body last arrived (monotonic)
         self._ended = asyncio.Event()  # set whenever a waited-for request ends
         self._sessions: list[CDPSession] = []  # the sessions keeping bodies (`keep_bodies`)
@@ -284,11 +284,16 @@ class NetworkCapture:
             return
         _, pending = await asyncio.wait(list(self._tasks), timeout=timeout_s)
         deadline = time.monotonic() + _CLOSE_TRANSFER_S
-        while pending and self._transferring and (left := deadline - time.monotonic()) > 0:
+        while pending and self._transferring() and (left := deadline - time.monotonic()) > 0:
             _, pending = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+
+    def _transferring(self) -> bool:
+        """Whether a body read is under way whose body finished loading (it is in the browser: only the transfer
+        is slow). Asked of each response now: a read waiting for more bytes has not looked since they came."""
+        return any(_ended(response) for response in self._reads.values())
 
     async def close(self, timeout_s: float) -> None:
         """Detach the sessions keeping bodies (after `drain`)."""
@@ -330,10 +335,10 @@ class NetworkCapture:
 
         reading = asyncio.ensure_future(read())
         url, start = response.url, time.monotonic()
+        self._reads[reading] = response
         try:
             while not reading.done() and (total := start + _TRANSFER_S - time.monotonic()) > 0:
                 if _ended(response):  # it is all in the browser: only the transfer is slow
-                    self._transferring.add(reading)
                     left = total
                 else:  # still loading: waited for while its bytes keep arriving
                     last = max(start, self._arriving.get(url, start))
@@ -356,7 +361,7 @@ class NetworkCapture:
         except PlaywrightError as exc:
             return b"", "unspecified", missing_reason(self._redactor.text(_first_line(exc)))
         finally:
-            self._transferring.discard(reading)
+            self._reads.pop(reading, None)
             self._arriving.pop(url, None)
             if not reading.done():
                 reading.cancel()

@@ -78,13 +78,18 @@ class Run:
 
     def responses(self, name: str) -> list[tuple[str, int, str | None]]:
         """(URL, HTTP status, WARC-Truncated) of every response record; warcio reads the archive to its end."""
+        return [r[:3] for r in self.responses_why(name)]
+
+    def responses_why(self, name: str) -> list[tuple[str, int, str | None, str | None]]:
+        """`responses` with each record's WARC-Rig-Missing reason (why it holds no body), for failure messages."""
         out = []
         with open(self.dir(name) / "evidence.warc.gz", "rb") as f:
             for rec in ArchiveIterator(io.BytesIO(f.read())):
                 rec.content_stream().read()
                 if rec.rec_type == "response":
-                    out.append((rec.rec_headers.get_header("WARC-Target-URI"), int(rec.http_headers.get_statuscode()),
-                                rec.rec_headers.get_header("WARC-Truncated")))
+                    h = rec.rec_headers
+                    out.append((h.get_header("WARC-Target-URI"), int(rec.http_headers.get_statuscode()),
+                                h.get_header("WARC-Truncated"), h.get_header("WARC-Rig-Missing")))
         return out
 
 
@@ -305,8 +310,8 @@ async def test_a_10_mb_dom(hostile, tmp_path, browser):
     steps = _ok(run, "big", 5)
     assert run.answer("big")["end"] == "big"
     assert steps[3]["url"] == f"{hostile.url}/big-dom"
-    [page] = [r for r in run.responses("big") if r[0] == f"{hostile.url}/big-dom"]
-    assert page[1:] == (200, None), "the whole 10 MB body is archived"
+    [page] = [r for r in run.responses_why("big") if r[0] == f"{hostile.url}/big-dom"]
+    assert page[1:] == (200, None, None), "the whole 10 MB body is archived"
     size = 0
     with open(run.dir("big") / "evidence.warc.gz", "rb") as f:
         for rec in ArchiveIterator(f):
