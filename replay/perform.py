@@ -50,25 +50,26 @@ async def perform(page: Page, action: dict[str, Any], *, base_url: str, timeout_
         await loc.fill(str(value or ""), timeout=timeout_ms)
     elif kind == "press":
         await loc.press(str(value), timeout=timeout_ms)
-        await _parsed(page, timeout_ms)
+        await parsed(page, timeout_ms)
     elif kind == "click":
         await loc.click(timeout=timeout_ms)
-        await _parsed(page, timeout_ms)
+        await parsed(page, timeout_ms)
     elif kind == "submit":
         await loc.evaluate("f => f.requestSubmit ? f.requestSubmit() : f.submit()")
-        await _parsed(page, timeout_ms)
+        await parsed(page, timeout_ms)
     elif kind == "wait_for":
         await loc.first.wait_for(state=value if value in WAIT_STATES else "visible", timeout=timeout_ms)
     elif kind in READS:
         await loc.first.wait_for(state="attached", timeout=timeout_ms)
 
 
-async def _parsed(page: Page, timeout_ms: float) -> None:
+async def parsed(page: Page, timeout_ms: float) -> None:
     """After an action that may have navigated: wait until the document is parsed and its blocking scripts ran
-    (DOMContentLoaded), so the next action never meets a form whose listeners are not attached yet."""
-    from playwright.async_api import TimeoutError as PlaywrightTimeout
+    (DOMContentLoaded), so the next action never meets a form whose listeners are not attached yet (Playwright's
+    click returns once a navigation commits)."""
+    from playwright.async_api import Error as PlaywrightError
 
     try:
         await page.wait_for_load_state("domcontentloaded", timeout=timeout_ms)
-    except PlaywrightTimeout:
-        pass  # a document that never finishes parsing: the next action's own wait reports it
+    except PlaywrightError:
+        pass  # a document that never finishes parsing, a page the action closed: the next action reports it

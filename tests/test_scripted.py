@@ -67,29 +67,3 @@ def test_script_errors_name_index_and_field():
         parse_actions([{"goto": "/"}, {"fill": {"selector": "#q"}}], "s.yaml")
     assert str(info.value) == "s.yaml: [1].fill.value: Field required"
 
-
-#: A form whose listeners come from a parser-blocking script at the end of its body, served late: until that script
-#: has run, choosing a product fires `change` with no one listening and the sub-product list stays disabled.
-_LATE_FORM = b"""<!doctype html><title>form</title>
-<select id="product"><option value="">-</option><option value="card">Card</option></select>
-<select id="sub" disabled><option value="">-</option><option value="gold">Gold</option></select>
-<script src="/late/listeners.js"></script>"""
-_LISTENERS = b"""document.getElementById('product').addEventListener('change', () => {
-  document.getElementById('sub').disabled = false; });"""
-
-
-async def test_an_action_after_a_navigation_waits_for_the_new_documents_blocking_scripts(page, pages_server):
-    pages_server.set_route("/late/start", lambda ex: ex.send(200, b'<a id="go" href="/late/form">form</a>'))
-    pages_server.set_route("/late/form", lambda ex: ex.send(200, _LATE_FORM))
-
-    def listeners(ex):
-        ex.wait(1.5)  # the click's navigation commits long before the script arrives
-        ex.send(200, _LISTENERS, "text/javascript")
-
-    pages_server.set_route("/late/listeners.js", listeners)
-    runner = ScriptRunner(page, pages_server.url, timeout_s=10)
-    await runner.run(parse_actions([
-        {"goto": "/late/start"}, {"click": "#go"},
-        {"select": {"selector": "#product", "value": "card"}}, {"select": {"selector": "#sub", "value": "gold"}},
-    ]))
-    assert await page.locator("#sub").input_value() == "gold"

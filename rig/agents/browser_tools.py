@@ -25,6 +25,7 @@ from playwright.async_api import BrowserContext, Frame, Locator, Page, Response
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
+from replay.perform import parsed
 from rig.errors import AgentError
 from rig.network.politeness import BACKOFF_STATUSES, Politeness, polite_goto
 from rig.tools.session import Fetched, web_url
@@ -319,6 +320,7 @@ class BrowserTools:
             await act(loc)
         except PlaywrightError as exc:
             raise AgentError(f"ref {ref}: {_first_line(exc)}") from None
+        await parsed(self._page(), self.timeout_ms)
 
     async def _tab_list(self) -> str:
         lines = ["### Open tabs"]
