@@ -67,6 +67,7 @@ async def parsed(page: Page, timeout_ms: float) -> None:
     """After an action that may have navigated: wait until the document is parsed and its blocking scripts ran
     (DOMContentLoaded), so the next action never meets a form whose listeners are not attached yet (Playwright's
     click returns once a navigation commits)."""
+    # imported here: rig.tasks imports this module and must load no playwright
     from playwright.async_api import Error as PlaywrightError
 
     try:

@@ -66,4 +66,3 @@ def test_script_errors_name_index_and_field():
     with pytest.raises(ScriptError) as info:
         parse_actions([{"goto": "/"}, {"fill": {"selector": "#q"}}], "s.yaml")
     assert str(info.value) == "s.yaml: [1].fill.value: Field required"
-

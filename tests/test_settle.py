@@ -8,9 +8,8 @@ attached, and the sub-product list stayed disabled until the select timed out.
 
 from __future__ import annotations
 
-import re
-
 import pytest
+from mcp_client_script import ref_of
 
 from rig.agents.browser_tools import BrowserTools
 from rig.agents.scripted import ScriptRunner
@@ -48,17 +47,11 @@ async def test_a_scripts_select_after_a_click_waits_for_the_new_documents_blocki
     assert await page.locator("#sub").input_value() == "gold"
 
 
-def _ref(snapshot: str, name: str) -> str:
-    match = re.search(rf'"{re.escape(name)}".*\[ref=([^\]]+)\]', snapshot)
-    assert match, f"no element {name!r} in the snapshot:\n{snapshot}"
-    return match.group(1)
-
-
 async def test_a_tool_call_after_a_click_meets_the_new_documents_blocking_scripts_run(context, page, late_form):
     tools = BrowserTools(context, page, late_form, timeout_s=10)
     snapshot = await tools.navigate(f"{late_form}/late/start")
-    snapshot = await tools.click(_ref(snapshot, "form"))
+    snapshot = await tools.click(ref_of('"form"', snapshot))
     assert page.url.endswith("/late/form")
-    snapshot = await tools.select_option(_ref(snapshot, "Product"), ["card"])
-    await tools.select_option(_ref(snapshot, "Sub-product"), ["gold"])
+    snapshot = await tools.select_option(ref_of('"Product"', snapshot), ["card"])
+    await tools.select_option(ref_of('"Sub-product"', snapshot), ["gold"])
     assert await page.locator("#sub").input_value() == "gold"
