@@ -10,7 +10,8 @@ page may read a fetch's answer and navigate away at once, long before a busy rec
 each page (and each out-of-process frame) gets a CDP session of its own configuring `Network.
 configureDurableMessages`: the browser process then keeps the bodies it delivers, past navigations, and
 `Response.body()` still reads them afterwards (`keep_bodies`). A read that fails is retried while the page
-is open. The same session's `Network.dataReceived` events tell a body still arriving from one that stalled.
+is open. The same session's `Network.dataReceived` events tell a body still arriving from one that stalled, and its
+answers (`recorders.pulse`) a stalled body from one that a busy renderer holds back.
 A body that still cannot be read (nothing of it arrived for `body_timeout_ms` before it finished, its page
 closed first, it was too large to keep) is archived as missing, never as an empty body: the response record carries
 `WARC-Rig-Missing: body not readable: <reason>` (and `WARC-Truncated`) and `missing_bodies` counts it.
@@ -45,6 +46,7 @@ from playwright.async_api import Error as PlaywrightError
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_fixed
 
 from recorders.background import spawn
+from recorders.pulse import RendererPulse
 from recorders.redact import Redactor
 from recorders.warc import Exchange, WarcArchive
 
@@ -95,6 +97,7 @@ class NetworkCapture:
         self._arriving: dict[str, float] = {}  # URL -> when bytes of its body last arrived (monotonic)
         self._ended = asyncio.Event()  # set whenever a waited-for request ends
         self._sessions: list[CDPSession] = []  # the sessions keeping bodies (`keep_bodies`)
+        self._pulses: dict[Page | Frame, RendererPulse] = {}  # whether each kept target's renderer is busy
         self._kept: dict[Frame, str] = {}  # out-of-process frames kept, by the origin they were kept for
         self._pdfs: OrderedDict[str, bytes] = OrderedDict()  # URL (no fragment) -> the PDF document's bytes
         self._pausing: set[asyncio.Task[None]] = set()  # answers to paused document responses
@@ -184,6 +187,7 @@ class NetworkCapture:
                 await cdp.detach()
             return
         self._sessions.append(cdp)
+        self._pulses[target] = RendererPulse(cdp)
         cdp.on("Fetch.requestPaused", lambda p: spawn(self._pausing, self._document_response(cdp, p)))
         with contextlib.suppress(PlaywrightError):
             await cdp.send("Fetch.enable", _DOCUMENT_RESPONSES)
@@ -301,6 +305,7 @@ class NetworkCapture:
             with contextlib.suppress(PlaywrightError, TimeoutError):
                 await asyncio.wait_for(cdp.detach(), timeout_s)
         self._sessions.clear()
+        self._pulses.clear()
 
     async def _headers(
         self, request: Request, response: Response | None
@@ -311,9 +316,10 @@ class NetworkCapture:
 
     async def _read(self, response: Response) -> tuple[bytes, str | None, str | None]:
         """The body, its `WARC-Truncated` reason and its `WARC-Rig-Missing` reason. A body still loading gives
-        no body once nothing of it arrived for `body_timeout_s` (a stream that stalls forever); one still arriving,
-        or finished loading and being read (a 10 MB body takes seconds on a busy machine), is waited for up to
-        `_TRANSFER_S` in all. A failed read is retried while the page is open."""
+        no body once nothing of it arrived for `body_timeout_s` while its renderer answered (a stream that stalls
+        forever); one still arriving, held back by a busy renderer, or finished loading and being read (a 10 MB body
+        takes seconds on a busy machine), is waited for up to `_TRANSFER_S` in all. A failed read is retried while
+        the page is open."""
 
         pdf_page = response.request.resource_type == "document" and _is_pdf(response.headers.get("content-type", ""))
         if pdf_page and (pdf := self.pdf_body(response.url)) is not None:
@@ -336,16 +342,10 @@ class NetworkCapture:
         reading = asyncio.ensure_future(read())
         url, start = response.url, time.monotonic()
         self._reads[reading] = response
+        pulse = self._pulse(response)
         try:
-            while not reading.done() and (total := start + _TRANSFER_S - time.monotonic()) > 0:
-                if _ended(response):  # it is all in the browser: only the transfer is slow
-                    left = total
-                else:  # still loading: waited for while its bytes keep arriving
-                    last = max(start, self._arriving.get(url, start))
-                    left = min(total, last + self._body_timeout - time.monotonic())
-                    if left <= 0:
-                        break
-                await asyncio.wait({reading}, timeout=left)
+            with pulse.watching() if pulse is not None else contextlib.nullcontext():
+                await self._wait_read(reading, response, start, pulse)
             if not reading.done():
                 if _ended(response):
                     why = f"finished, but not read within {_TRANSFER_S:g} s"
@@ -365,6 +365,30 @@ class NetworkCapture:
             self._arriving.pop(url, None)
             if not reading.done():
                 reading.cancel()
+
+    async def _wait_read(
+        self, reading: asyncio.Future[bytes], response: Response, start: float, pulse: RendererPulse | None
+    ) -> None:
+        """Wait for a body read: up to `_TRANSFER_S` in all, and while the body still loads, only as long as some of
+        it arrived within `body_timeout_s`, or its renderer was too busy to pass it on (a busy spell is no stall)."""
+        while not reading.done() and (total := start + _TRANSFER_S - time.monotonic()) > 0:
+            if _ended(response):  # it is all in the browser: only the transfer is slow
+                left = total
+            else:  # still loading: waited for while its bytes keep arriving
+                busy = pulse.busy_until() if pulse is not None else start
+                last = max(start, self._arriving.get(response.url, start), busy)
+                left = min(total, last + self._body_timeout - time.monotonic())
+                if left <= 0:
+                    return
+            await asyncio.wait({reading}, timeout=left)
+
+    def _pulse(self, response: Response) -> RendererPulse | None:
+        """The pulse of the renderer a response's bytes pass through: its out-of-process frame's, else its page's."""
+        try:
+            frame = response.frame
+            return self._pulses.get(frame) or self._pulses.get(frame.page)
+        except PlaywrightError:  # a service worker's response: no page
+            return None
 
     async def _capture(
         self, request: Request, response: Response | None, started: tuple[float, str], rid: str | None

@@ -71,7 +71,7 @@ class RecorderOptions(BaseModel):
         ge=0,
         description=(
             "give up on a response body once nothing of it arrived for this long before it finished (a stream that"
-            " stalls): it is archived as missing"
+            " stalls), not counting time its page's renderer was too busy to pass bytes on: it is archived as missing"
         ),
     )
     max_body_bytes: int = Field(default=20_000_000, ge=0, description="truncate archived bodies beyond this")

@@ -190,6 +190,35 @@ async def test_a_body_that_never_finishes_is_archived_as_missing_and_replays_as_
         await replay.close()
 
 
+async def test_a_body_held_back_by_a_busy_renderer_is_waited_for_not_given_up_as_stalled(
+    context, page, pages_server, pages_url, tmp_path
+):
+    # The page's first chunk runs a script that keeps its renderer busy for 4 s, more than twice the body timeout;
+    # the rest of the body is sent meanwhile but reaches the recorder only once the renderer is free again (CDP's
+    # `Network.dataReceived` comes from the renderer). A 10 MB table being parsed holds bytes back the same way.
+    first = (b"<!doctype html><html><head><title>Busy</title></head><body><p id=first>first</p>"
+             b"<script>const t = Date.now(); while (Date.now() - t < 4000) {}</script>")
+    rest = b"<p id=rest>rest</p></body></html>"
+
+    def busy(ex: Any) -> None:
+        ex.start_chunked()
+        ex.write_chunk(first)
+        ex.wait(0.5)  # the script is running by now: these bytes wait for the renderer
+        ex.write_chunk(rest)
+        ex.write_chunk(b"")
+
+    pages_server.set_route("/busy.html", busy)
+    rec = await Recorder.attach(context, tmp_path / "ep", options=RecorderOptions(body_timeout_ms=1500))
+    async with rec.action({"type": "goto", "target": "/busy.html", "value": None}):
+        await page.goto(f"{pages_url}/busy.html")
+    assert await page.text_content("#rest") == "rest"
+    await rec.close()
+
+    headers, _, body = responses(tmp_path / "ep" / "evidence.warc.gz")[f"{pages_url}/busy.html"]
+    assert headers.get_header(MISSING_HEADER) is None and headers.get_header("WARC-Truncated") is None
+    assert body == first + rest and rec.missing_bodies == 0
+
+
 async def test_a_body_cut_at_max_body_bytes_is_marked_and_replays_as_a_502_not_a_short_200(
     browser, context, page, pages_server, pages_url, tmp_path
 ):
