@@ -10,8 +10,12 @@ page may read a fetch's answer and navigate away at once, long before a busy rec
 each page (and each out-of-process frame) gets a CDP session of its own configuring `Network.
 configureDurableMessages`: the browser process then keeps the bodies it delivers, past navigations, and
 `Response.body()` still reads them afterwards (`keep_bodies`). A read that fails is retried while the page
-is open. The same session's `Network.dataReceived` events tell a body still arriving from one that stalled, and its
-answers (`recorders.pulse`) a stalled body from one that a busy renderer holds back.
+is open. The same session's `Network.dataReceived` events tell a body still arriving from one that stalled. Those events
+come from the page's renderer, whose main thread passes on no byte while it parses a 10 MB table or runs a long
+script (4 s for the hostile site's 10 MB page idle, over 10 s on a busy machine). So a body that nothing of arrived
+for `body_timeout_ms` is given up on only once the renderer, asked through the same session (`Runtime.evaluate` of
+`0`), answers within `_BUSY_S` and no byte comes in `_GRACE_S` after; a slower answer means the renderer was busy,
+and the timeout starts again from it.
 A body that still cannot be read (nothing of it arrived for `body_timeout_ms` before it finished, its page
 closed first, it was too large to keep) is archived as missing, never as an empty body: the response record carries
 `WARC-Rig-Missing: body not readable: <reason>` (and `WARC-Truncated`) and `missing_bodies` counts it.
@@ -46,7 +50,6 @@ from playwright.async_api import Error as PlaywrightError
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_fixed
 
 from recorders.background import spawn
-from recorders.pulse import RendererPulse
 from recorders.redact import Redactor
 from recorders.warc import Exchange, WarcArchive
 
@@ -55,6 +58,8 @@ _DROP_RESPONSE = {"content-encoding", "transfer-encoding", "content-length"}  # 
 _HEADERS_TIMEOUT_S = 10.0
 _TRANSFER_S = 60.0  # a body that finished loading is read within this (it is in the browser already)
 _CLOSE_TRANSFER_S = 8.0  # at close, finished bodies still being read get this much longer
+_BUSY_S = 0.5  # a renderer slower than this to answer is busy: the bytes it holds back are no stall
+_GRACE_S = 0.25  # after a prompt answer, bytes a busy spell queued arrive within this
 _READ_ATTEMPTS, _READ_RETRY_S = 3, 0.05  # a failed body read is tried again this often, this far apart
 _KEPT_TOTAL_BYTES = 200_000_000  # the bodies a page's browser-side store holds at most (the oldest go first)
 _REASON_CHARS = 200
@@ -97,7 +102,7 @@ class NetworkCapture:
         self._arriving: dict[str, float] = {}  # URL -> when bytes of its body last arrived (monotonic)
         self._ended = asyncio.Event()  # set whenever a waited-for request ends
         self._sessions: list[CDPSession] = []  # the sessions keeping bodies (`keep_bodies`)
-        self._pulses: dict[Page | Frame, RendererPulse] = {}  # whether each kept target's renderer is busy
+        self._renderers: dict[Page | Frame, CDPSession] = {}  # each kept target's session: asks if it is busy
         self._kept: dict[Frame, str] = {}  # out-of-process frames kept, by the origin they were kept for
         self._pdfs: OrderedDict[str, bytes] = OrderedDict()  # URL (no fragment) -> the PDF document's bytes
         self._pausing: set[asyncio.Task[None]] = set()  # answers to paused document responses
@@ -187,7 +192,7 @@ class NetworkCapture:
                 await cdp.detach()
             return
         self._sessions.append(cdp)
-        self._pulses[target] = RendererPulse(cdp)
+        self._renderers[target] = cdp
         cdp.on("Fetch.requestPaused", lambda p: spawn(self._pausing, self._document_response(cdp, p)))
         with contextlib.suppress(PlaywrightError):
             await cdp.send("Fetch.enable", _DOCUMENT_RESPONSES)
@@ -305,7 +310,7 @@ class NetworkCapture:
             with contextlib.suppress(PlaywrightError, TimeoutError):
                 await asyncio.wait_for(cdp.detach(), timeout_s)
         self._sessions.clear()
-        self._pulses.clear()
+        self._renderers.clear()
 
     async def _headers(
         self, request: Request, response: Response | None
@@ -342,10 +347,8 @@ class NetworkCapture:
         reading = asyncio.ensure_future(read())
         url, start = response.url, time.monotonic()
         self._reads[reading] = response
-        pulse = self._pulse(response)
         try:
-            with pulse.watching() if pulse is not None else contextlib.nullcontext():
-                await self._wait_read(reading, response, start, pulse)
+            await self._wait_read(reading, response, start)
             if not reading.done():
                 if _ended(response):
                     why = f"finished, but not read within {_TRANSFER_S:g} s"
@@ -366,27 +369,39 @@ class NetworkCapture:
             if not reading.done():
                 reading.cancel()
 
-    async def _wait_read(
-        self, reading: asyncio.Future[bytes], response: Response, start: float, pulse: RendererPulse | None
-    ) -> None:
+    async def _wait_read(self, reading: asyncio.Future[bytes], response: Response, start: float) -> None:
         """Wait for a body read: up to `_TRANSFER_S` in all, and while the body still loads, only as long as some of
-        it arrived within `body_timeout_s`, or its renderer was too busy to pass it on (a busy spell is no stall)."""
+        it arrived within `body_timeout_s` or its renderer was too busy to pass it on (a busy spell is no stall)."""
+        url, renderer, free_since = response.url, self._renderer(response), start
         while not reading.done() and (total := start + _TRANSFER_S - time.monotonic()) > 0:
             if _ended(response):  # it is all in the browser: only the transfer is slow
-                left = total
-            else:  # still loading: waited for while its bytes keep arriving
-                busy = pulse.busy_until() if pulse is not None else start
-                last = max(start, self._arriving.get(response.url, start), busy)
-                left = min(total, last + self._body_timeout - time.monotonic())
-                if left <= 0:
-                    return
-            await asyncio.wait({reading}, timeout=left)
+                await asyncio.wait({reading}, timeout=total)
+                continue
+            last = max(free_since, self._arriving.get(url, start))
+            if (left := min(total, last + self._body_timeout - time.monotonic())) > 0:
+                await asyncio.wait({reading}, timeout=left)  # still loading: waited for while its bytes keep arriving
+                continue
+            if renderer is None:
+                return
+            asking = asyncio.ensure_future(_answer_s(renderer))
+            try:
+                await asyncio.wait({reading, asking}, timeout=total, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                asking.cancel()
+            if reading.done() or not asking.done() or asking.cancelled():
+                continue  # read, or out of time (the loop ends either way)
+            if asking.result() > _BUSY_S:
+                free_since = time.monotonic()  # busy until now: its timeout starts again
+                continue
+            await asyncio.wait({reading}, timeout=_GRACE_S)  # free: bytes a busy spell held back come at once
+            if self._arriving.get(url, start) <= last:
+                return
 
-    def _pulse(self, response: Response) -> RendererPulse | None:
-        """The pulse of the renderer a response's bytes pass through: its out-of-process frame's, else its page's."""
+    def _renderer(self, response: Response) -> CDPSession | None:
+        """The session of the renderer a response's bytes pass through: its out-of-process frame's, else its page's."""
         try:
             frame = response.frame
-            return self._pulses.get(frame) or self._pulses.get(frame.page)
+            return self._renderers.get(frame) or self._renderers.get(frame.page)
         except PlaywrightError:  # a service worker's response: no page
             return None
 
@@ -447,6 +462,14 @@ class NetworkCapture:
             ex.response_headers = headers
             ex.response_body, ex.response_date, ex.truncated, ex.missing = body, response_date, truncated, missing
         self._archive.put(ex)
+
+
+async def _answer_s(cdp: CDPSession) -> float:
+    """How long a renderer takes to answer a trivial question (an error is an answer too: navigating, closed)."""
+    asked = time.monotonic()
+    with contextlib.suppress(PlaywrightError):
+        await cdp.send("Runtime.evaluate", {"expression": "0"})
+    return time.monotonic() - asked
 
 
 def _ended(response: Response) -> bool:
