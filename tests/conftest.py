@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 
@@ -16,9 +17,14 @@ from server import PAGES, TestServer, hostile_site, load_module, pages_site
 from rig.browser import launch
 from rig.sites import SitesServer
 
-# Chromium writes into $HOME and $TMPDIR: give the whole test session temporary ones.
+# Chromium, Playwright's driver and the rig write into $HOME and $TMPDIR (profiles, the built sites' databases, about
+# 50 MB a worker): the session gets temporary ones, removed when it ends (`pytest_unconfigure`). This process keeps
+# its own temporary directory, so pytest's tmp_path directories stay where pytest keeps them.
 _HOME = tempfile.mkdtemp(prefix="rig-test-home-")
+tempfile.tempdir = tempfile.gettempdir()
 os.environ["HOME"] = _HOME
+os.environ["TMPDIR"] = os.path.join(_HOME, "tmp")
+os.mkdir(os.environ["TMPDIR"])
 for _var in ("ANONYMIZED_TELEMETRY", "BROWSER_USE_CLOUD_SYNC", "BROWSER_USE_VERSION_CHECK", "BROWSER_USE_CLOUD_HINTS"):
     os.environ[_var] = "false"
 os.environ["BROWSER_USE_DISABLE_EXTENSIONS"] = "1"
@@ -150,3 +156,8 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     group = _xdist_group(item)
     if group is not None:
         item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the session's $HOME and $TMPDIR (profiles a killed browser left behind among them)."""
+    shutil.rmtree(_HOME, ignore_errors=True)
