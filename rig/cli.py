@@ -1,12 +1,15 @@
 """The `rig` command: a thin typer app assembled from the command modules (`rig.commands.<name>`, each holding its
 options, its output and its work, callable from Python). A command's module is imported only when that command runs
 (or `--help` lists them all); every command's errors become exit codes here, in one place (`rig.errors.exit_code`:
-0 ok, 1 ran and found something, 2 bad input, 3 infrastructure, 130 interrupted), printed with markup off."""
+0 ok, 1 ran and found something, 2 bad input, 3 infrastructure, 130 interrupted), printed with markup off. SIGTERM
+(`kill`, `timeout`, a CI job or container being stopped) stops a command as Ctrl-C does."""
 
 from __future__ import annotations
 
 import functools
 import importlib
+import signal
+from types import FrameType
 from typing import Any
 
 import click
@@ -56,6 +59,15 @@ def _command(name: str) -> click.Command:
     return command
 
 
+def _as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM's handler: whatever Ctrl-C does now (in `asyncio.run`, cancelling the command's task: episodes close
+    their recordings and stay `incomplete`), or a KeyboardInterrupt where SIGINT is ignored (a background job)."""
+    handler = signal.getsignal(signal.SIGINT)
+    if not callable(handler):
+        handler = signal.default_int_handler
+    handler(signal.SIGINT, frame)
+
+
 def _report(exc: BaseException) -> None:
     """Print why a command stopped, to stderr, its text never read as markup."""
     from rig.commands.console import err
@@ -78,6 +90,7 @@ class RigGroup(TyperGroup):
         return _command(cmd_name) if cmd_name in COMMANDS else super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
+        signal.signal(signal.SIGTERM, _as_ctrl_c)
         try:
             return super().invoke(ctx)
         except (RigError, KeyboardInterrupt) as exc:

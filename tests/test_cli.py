@@ -110,17 +110,22 @@ def _sigint_reaches_children() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def test_ctrl_c_during_a_run_says_what_is_left_and_how_to_resume(tmp_path):
-    """Issue 23, item 5: SIGINT once the first episode runs: one line (how many episodes are left, `--resume`),
-    no traceback, exit 130; the episode under way stays `incomplete` with its files, and `--resume` finishes both."""
+#: The agent's command of the interrupt tests: it waits until the marker exists, then hands in an answer (one
+#: command: one agent identity).
+WAITING_AGENT = 'if [ -f "$MARK" ]; then "$RIG_BIN" submit "$RIG_EPISODE_DIR" --answer "$ANSWER"; else sleep 120; fi'
+
+
+def _interrupted_run(tmp_path: Path, sig: signal.Signals) -> tuple[list[str], dict[str, str], EpisodeDir]:
+    """Start `rig run` of two episodes into tmp_path/runs with `WAITING_AGENT`, send `sig` once the first episode's
+    agent runs, and check the run stopped as Ctrl-C stops it: exit 130, no traceback, one line saying what is left and
+    how to go on, the episode under way `incomplete` with what it recorded. Returns the run's arguments, its
+    environment and that episode."""
     runs = tmp_path / "runs"
     answer = tmp_path / "answer.md"
     answer.write_text("| Date | Precipitation (mm) |\n|---|---|\n| 2014-11-01 | 12.0 |\n")
-    # the agent's command waits until the marker exists, then hands in an answer (one command: one agent identity)
-    command = 'if [ -f "$MARK" ]; then "$RIG_BIN" submit "$RIG_EPISODE_DIR" --answer "$ANSWER"; else sleep 120; fi'
     env = {**os.environ, "MARK": str(tmp_path / "go"), "RIG_BIN": str(RIG), "ANSWER": str(answer)}
     args = [str(RIG), "run", "--task", "eco-01", "--task", "eco-02", "--variant", "constraint", "--agent", "cli",
-            "--command", command, "--out", str(runs)]
+            "--command", WAITING_AGENT, "--out", str(runs)]
     with _sigint_reaches_children():
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     out: list[str] = []
@@ -132,7 +137,7 @@ def test_ctrl_c_during_a_run_says_what_is_left_and_how_to_resume(tmp_path):
         wait_until_sync(lambda: any("cli agent: started" in line for line in err) or proc.poll() is not None,
                         timeout=60, message=lambda: "".join(err[-20:]))
         assert proc.poll() is None, "".join(err)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
@@ -146,13 +151,25 @@ def test_ctrl_c_during_a_run_says_what_is_left_and_how_to_resume(tmp_path):
     told = [line.strip() for line in err if "interrupted" in line]
     assert told == [f"interrupted: 2 of 2 episodes left incomplete in {runs} (1 started, 1 not started); what they "
                     "recorded is kept: run the same command with --resume to finish them"], said
-
     started = EpisodeDir(next(line for line in out if line.startswith("Episode: ")).removeprefix("Episode: ").strip())
     assert started.read_episode().status == "incomplete"
     assert started.trajectory_file.stat().st_size > 0 and started.warc_file.stat().st_size > 0
+    return args, env, started
+
+
+def test_sigterm_during_a_run_stops_it_as_ctrl_c_does(tmp_path):
+    """`kill`, `timeout` or a CI job being stopped: the episode under way stays `incomplete` with what it recorded."""
+    _interrupted_run(tmp_path, signal.SIGTERM)
+
+
+def test_ctrl_c_during_a_run_says_what_is_left_and_how_to_resume(tmp_path):
+    """Issue 23, item 5: SIGINT once the first episode runs: one line (how many episodes are left, `--resume`),
+    no traceback, exit 130; the episode under way stays `incomplete` with its files, and `--resume` finishes both."""
+    args, env, started = _interrupted_run(tmp_path, signal.SIGINT)
+    runs = tmp_path / "runs"
     kept_steps = started.trajectory_file.read_bytes()
     tasks = [resolve_task("eco-01"), resolve_task("eco-02")]
-    agent = make_agent("cli", command=command)
+    agent = make_agent("cli", command=WAITING_AGENT)
     todo = plan(tasks, ["constraint"], agent.name, 1, RunsDir(runs), resume=True, identity=agent_identity(agent))
     assert [s.directory(RunsDir(runs)) for s in todo][0] == started, "--resume runs the interrupted episode again"
     assert len(todo) == 2, "and the one that had not started"
