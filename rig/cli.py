@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import importlib
 import signal
+import threading
 from types import FrameType
 from typing import Any
 
@@ -90,12 +91,18 @@ class RigGroup(TyperGroup):
         return _command(cmd_name) if cmd_name in COMMANDS else super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
-        signal.signal(signal.SIGTERM, _as_ctrl_c)
+        # Only the main thread may set a handler (a command called in a worker thread keeps the process's own);
+        # the previous one comes back afterwards, so an in-process caller's SIGTERM is its own again.
+        in_main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, _as_ctrl_c) if in_main else None
         try:
             return super().invoke(ctx)
         except (RigError, KeyboardInterrupt) as exc:
             _report(exc)
             raise typer.Exit(exit_code(exc)) from None
+        finally:
+            if in_main:
+                signal.signal(signal.SIGTERM, previous)
 
 
 app = typer.Typer(cls=RigGroup, add_completion=False, no_args_is_help=True,

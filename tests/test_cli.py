@@ -162,6 +162,20 @@ def test_sigterm_during_a_run_stops_it_as_ctrl_c_does(tmp_path):
     _interrupted_run(tmp_path, signal.SIGTERM)
 
 
+def test_a_command_called_in_a_worker_thread_runs_and_leaves_sigterm_as_it_was():
+    """Only the main thread may set a signal handler: `rig` called from `asyncio.to_thread` still runs, and called
+    in-process from the main thread it hands the caller's SIGTERM handler back when it ends."""
+    results = []
+    worker = threading.Thread(target=lambda: results.append(CliRunner().invoke(app, ["tasks", "list", "--json"])))
+    worker.start()
+    worker.join(60)
+    assert results and results[0].exit_code == 0, results and (results[0].output, results[0].exception)
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert CliRunner().invoke(app, ["tasks", "list", "--json"]).exit_code == 0
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
 def test_ctrl_c_during_a_run_says_what_is_left_and_how_to_resume(tmp_path):
     """Issue 23, item 5: SIGINT once the first episode runs: one line (how many episodes are left, `--resume`),
     no traceback, exit 130; the episode under way stays `incomplete` with its files, and `--resume` finishes both."""
