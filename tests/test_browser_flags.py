@@ -1,15 +1,17 @@
 """The rig's Chromium flags as Chromium itself reads them: its one `--disable-features` keeps every feature Playwright
-turns off, adds the rig's own and a caller's, and a new context opens no address-bar WebUI renderer."""
+turns off, adds the rig's own and a caller's, a new context opens no address-bar WebUI renderer, and a page that failed
+to load is not loaded again behind its driver's back."""
 
 from __future__ import annotations
 
 import base64
 import json
 
-from playwright.async_api import Browser
+from playwright.async_api import Browser, Error, Route
 
 from rig.browser import chromium_path, launch
-from rig.network.flags import OFFLINE_FLAGS, PLAYWRIGHT_DISABLED_FEATURES, RIG_DISABLED_FEATURES
+from rig.network.flags import OFFLINE_FLAGS, PLAYWRIGHT_DISABLED_FEATURES, RIG_DISABLED_FEATURES, launch_args
+from waiting import wait_until
 
 
 async def _disabled_features(browser: Browser) -> set[str]:
@@ -56,3 +58,39 @@ async def test_the_rig_keeps_playwrights_features_off_with_its_own_and_a_callers
         assert await _ui_targets(browser) == [], "no address-bar drop-down is built for a new context"
     finally:
         await browser.close()
+
+
+async def _fail_a_navigation(browser: Browser) -> list[str]:
+    """Open a page whose load fails (its connection refused, by a route); the URLs the browser asks for from then on
+    (the context stays open: the caller closes the browser)."""
+    context = await browser.new_context()
+    asked: list[str] = []
+
+    async def refuse(route: Route) -> None:
+        asked.append(route.request.url)
+        await route.abort("connectionrefused")
+
+    await context.route("**/*", refuse)
+    page = await context.new_page()
+    try:
+        await page.goto("http://127.0.0.1:9/gone")
+    except Error as exc:
+        assert "ERR_CONNECTION_REFUSED" in str(exc), exc
+    return asked
+
+
+async def test_a_page_that_failed_to_load_is_not_loaded_again_by_the_browser_itself(playwright):
+    """Chromium reloads a failed page by itself after a second (then 5 s, 30 s...): a request no driver made, which
+    recorded a hop the allow-list refused twice under load. Beside a browser with that reload left on, which shows
+    it happening, the rig's browser (whose page failed first) asks once."""
+    rig_browser = await launch(playwright)
+    reloading = await playwright.chromium.launch(
+        executable_path=chromium_path(), args=[a for a in launch_args() if a != "--disable-auto-reload"])
+    try:
+        rig_asked = await _fail_a_navigation(rig_browser)
+        control_asked = await _fail_a_navigation(reloading)
+        await wait_until(lambda: len(control_asked) >= 2, timeout=60, message="the control browser reloads by itself")
+        assert rig_asked == ["http://127.0.0.1:9/gone"], rig_asked
+    finally:
+        await rig_browser.close()
+        await reloading.close()

@@ -19,6 +19,9 @@ OFFLINE_FLAGS = [
     "--no-first-run",
     "--disable-quic",
     "--disable-dev-shm-usage",
+    # Chromium loads a page that failed again by itself (after 1 s, 5 s, 30 s, ...): requests no agent made, a
+    # refused hop recorded twice, an impolite live run. The rig's browsers load only what their driver asks for.
+    "--disable-auto-reload",
 ]
 
 #: The features Playwright 1.65.2 (pinned) turns off with its own `--disable-features`. Chromium keeps only the last
