@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 
-from playwright.async_api import Browser, Error, Route
+from playwright.async_api import Browser, BrowserContext, Error, Route
 
 from rig.browser import chromium_path, launch
 from rig.network.flags import OFFLINE_FLAGS, PLAYWRIGHT_DISABLED_FEATURES, RIG_DISABLED_FEATURES, launch_args
@@ -60,10 +60,9 @@ async def test_the_rig_keeps_playwrights_features_off_with_its_own_and_a_callers
         await browser.close()
 
 
-async def _fail_a_navigation(browser: Browser) -> list[str]:
-    """Open a page whose load fails (its connection refused, by a route); the URLs the browser asks for from then on
-    (the context stays open: the caller closes the browser)."""
-    context = await browser.new_context()
+async def _fail_a_navigation(context: BrowserContext) -> list[str]:
+    """Open a page of `context` whose load fails (its connection refused, by a route); the URLs the context asks for
+    from then on, as long as it stays open."""
     asked: list[str] = []
 
     async def refuse(route: Route) -> None:
@@ -79,18 +78,16 @@ async def _fail_a_navigation(browser: Browser) -> list[str]:
     return asked
 
 
-async def test_a_page_that_failed_to_load_is_not_loaded_again_by_the_browser_itself(playwright):
+async def test_a_page_that_failed_to_load_is_not_loaded_again_by_the_browser_itself(playwright, context):
     """Chromium reloads a failed page by itself after a second (then 5 s, 30 s...): a request no driver made, which
     recorded a hop the allow-list refused twice under load. Beside a browser with that reload left on, which shows
-    it happening, the rig's browser (whose page failed first) asks once."""
-    rig_browser = await launch(playwright)
+    it happening, the rig's browser (the session's, whose page failed first) asks once."""
     reloading = await playwright.chromium.launch(
         executable_path=chromium_path(), args=[a for a in launch_args() if a != "--disable-auto-reload"])
     try:
-        rig_asked = await _fail_a_navigation(rig_browser)
-        control_asked = await _fail_a_navigation(reloading)
+        rig_asked = await _fail_a_navigation(context)
+        control_asked = await _fail_a_navigation(await reloading.new_context())
         await wait_until(lambda: len(control_asked) >= 2, timeout=60, message="the control browser reloads by itself")
         assert rig_asked == ["http://127.0.0.1:9/gone"], rig_asked
     finally:
-        await rig_browser.close()
         await reloading.close()
