@@ -148,6 +148,12 @@ class Recorder:
         return self._writer.count
 
     @property
+    def capturing(self) -> bool:
+        """Whether a step is being captured now (settling, collecting, archiving): the recorder's time, which a
+        budget on the driver's pace does not count."""
+        return self._writer.writing > 0
+
+    @property
     def last_step(self) -> Step | None:
         """The last step written (None before the first)."""
         return self._writer.last_step

@@ -162,9 +162,11 @@ async def test_an_endless_run_of_dialogs_is_bounded_and_the_other_episode_carrie
     run = await _run(hostile, tmp_path, scripts, budget, browser=browser)
     _ok(run, "calm", 5)
     ep = run.episodes["storm"]
-    # nothing could run in the page, not even capture: the stall budget ended it, and the recorder still closed
+    # nothing could run in the page, not even the step's capture, which waits up to 30 s for the page to answer and
+    # is the rig's time, not counted by the stall budget: the wall clock (30 s from before the start page, so it runs
+    # out first) ended the episode as the agent's timeout, and the recorder still closed
     assert ep.status == "timeout" and ep.attempts == 1, ep.error
-    assert "stalled: no new step for 5 s" in ep.error
+    assert "wall-clock budget of 30 s exceeded" in ep.error
     saved = run.saved("storm")
     assert saved.dialog_count >= STORM_DIALOGS and len(saved.dialogs) == KEEP
     assert {(d["type"], d["message"], d["response"]) for d in saved.dialogs} == {("alert", "again", "dismissed")}
@@ -299,6 +301,24 @@ async def test_a_response_that_never_ends(hostile, tmp_path, browser):
         assert [(r[1], r[2]) for r in unfinished] == [(200, "time")], name
 
 
+# ---- the recorder's time -----------------------------------------------------------------------------------
+
+
+async def test_the_time_the_rig_takes_to_record_a_step_is_not_the_agents_stall(hostile, tmp_path, browser):
+    """A click starts a fetch that never ends, so its step waits out the recorder's whole settle time (6 s), three
+    times the agent's stall budget (2 s): that wait is the rig's, and the episode ends ok, never `timeout`."""
+    scripts = {"hold": (CALM + [{"goto": "/hold"}, {"click": "#hold"},
+                                {"extract_text": {"selector": "#ok", "as": "held"}}], 10)}
+    options = RecorderOptions(max_settle_ms=6000, body_timeout_ms=2000)
+    budget = Budget(max_steps=30, timeout_s=120, stall_s=2)
+    run = await _run(hostile, tmp_path, scripts, budget, options=options, browser=browser)
+    steps = _ok(run, "hold", 6)
+    assert run.answer("hold")["held"] == "held"
+    [click] = [s for s in steps if s["action"]["type"] == "click"]
+    assert click["settled"] is False, "the click's step waited for the fetch until the recorder gave up"
+    assert click["t"] - steps[click["step"] - 1]["t"] >= 6, "the step took the whole settle time to record"
+
+
 # ---- a 10 MB DOM and HTTP 500s -----------------------------------------------------------------------------
 
 
@@ -306,7 +326,8 @@ async def test_a_response_that_never_ends(hostile, tmp_path, browser):
 async def test_a_10_mb_dom(hostile, tmp_path, browser):
     scripts = {"big": (CALM + [{"goto": "/big-dom"}, {"extract_text": {"selector": "#ok", "as": "end"}}], 40)}
     # The budgets only bound a hang: the body takes seconds to load, and its step (a 10 MB DOM snapshot) took over
-    # 60 s to record once, in a suite run beside two CPU burners that ran at three times its idle time.
+    # 60 s to record once, in a suite run beside two CPU burners that ran at three times its idle time (that time is
+    # the recorder's, no longer counted against the stall budget, but the wall clock counts it).
     budget = Budget(max_steps=30, timeout_s=300, stall_s=240)
     run = await _run(hostile, tmp_path, scripts, budget, options=RecorderOptions(), browser=browser)
     steps = _ok(run, "big", 5)

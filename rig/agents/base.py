@@ -26,6 +26,8 @@ class Budget:
 
     max_steps: int = 60
     timeout_s: float = 300.0
+    #: No new step for this long ends the episode as `timeout` (the agent's failure); the time the recorder spends
+    #: capturing a step is not counted.
     stall_s: float = 120.0
     #: No step and no output (`EpisodeEnv.usage`'s activity) for this long: the episode is hung, killed and counted
     #: as an infrastructure failure (retried); None: never (`rig run --stall-timeout`).

@@ -27,10 +27,13 @@ class EpisodeHung(InfraError):
 
 
 async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], int], poll_s: float = 0.1,
-                    started: float | None = None, activity: Callable[[], int] | None = None) -> Any:
+                    started: float | None = None, activity: Callable[[], int] | None = None,
+                    capturing: Callable[[], bool] | None = None) -> Any:
     """Await `work`, cancelling it when the time, stall or step budget runs out (the wall-clock budget counted from
     `started`, a `time.monotonic()` time, default now: the episode's start page shares it), or when neither `steps`
-    nor `activity` moved for `budget.stall_timeout_s` (EpisodeHung)."""
+    nor `activity` moved for `budget.stall_timeout_s` (EpisodeHung). The stall budget is the agent's pace: it does
+    not run while `capturing()` says the recorder is capturing a step (a 10 MB DOM on a busy machine is the rig's
+    time, not the agent's)."""
     task = asyncio.ensure_future(work)
     last_change = time.monotonic()
     start = started if started is not None else last_change
@@ -46,7 +49,7 @@ async def supervise(work: Awaitable[Any], budget: Budget, steps: Callable[[], in
         if task.done():
             break
         now, count = time.monotonic(), steps()
-        if count != seen:
+        if count != seen or (capturing is not None and capturing()):
             seen, last_change = count, now
         pulse = (count, activity() if activity else 0)
         if pulse != alive:

@@ -244,7 +244,7 @@ async def _drive(agent: Agent, env: EpisodeEnv, browser: Browser | None, events:
     rec = env.recorder
     try:
         answer = await supervise(agent.run(env), env.budget, lambda: rec.steps, started=started,
-                                 activity=env.usage.activity)
+                                 activity=env.usage.activity, capturing=lambda: rec.capturing)
     except BudgetExceeded as exc:
         _raise_if_crashed(browser, events, exc)
         return exc.status, str(exc)

@@ -12,6 +12,7 @@ Pages (every one has an `<h1>` naming it and a `#ok` element once its script ran
   /never-ends        sends a few bytes of HTML, then never finishes (until the test ends)
   /big-dom           about 10 MB of HTML table       /error-500      HTTP 500 with an error page
   /fetch-500         fetches /api/fail (HTTP 500) and shows the status
+  /hold              a button that fetches /never-ends: a page that never settles after the click
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ if (window.opener) window.opener.document.body.insertAdjacentHTML('beforeend', `
 <button id=fetch onclick="fetch('/api/fail').then(r => r.text().then(t => show(r.status, t)))">Fetch</button>
 <p id=ok>ready</p>
 <script>function show(status, text) { out.textContent = 'status ' + status + ': ' + text; }</script>"""),
+    "/hold": _page("Hold", """<button id=hold onclick="fetch('/never-ends').then(r => r.text())">Hold</button>
+<p id=ok>held</p>"""),
 }
 
 
