@@ -149,9 +149,9 @@ class Recorder:
 
     @property
     def capturing(self) -> bool:
-        """Whether a step is being captured now (settling, collecting, archiving): the recorder's time, which a
-        budget on the driver's pace does not count."""
-        return self._writer.writing > 0
+        """Whether a step is being captured now (settling, collecting, archiving: every step is written holding the
+        step lock): the recorder's time, which a budget on the driver's pace does not count."""
+        return self._lock.locked()
 
     @property
     def last_step(self) -> Step | None:

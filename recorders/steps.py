@@ -70,7 +70,6 @@ class StepWriter:
         self.prev_state: dict[str, Any] | None = None
         self.last_step: Step | None = None
         self.count = 0
-        self.writing = 0  # steps being captured now (the recorder's time, not the driver's)
         self.settle_s = 0.0  # time spent in `_settle`: waiting for quiet and collecting state
 
     async def write(
@@ -83,18 +82,6 @@ class StepWriter:
         into the step (every event the page sent before settling has arrived by then) and `make_action(events)`
         the step's action. None when the page closed.
         """
-        self.writing += 1
-        try:
-            return await self._write(tab, take_events, make_action)
-        finally:
-            self.writing -= 1
-
-    async def _write(
-        self,
-        tab: Tab,
-        take_events: Callable[[], list[dict[str, Any]]],
-        make_action: Callable[[list[dict[str, Any]]], Action],
-    ) -> Step | None:
         adapter = state.pick_adapter(self.adapters, tab.page.url)
         facts = {k: f.model_dump(include={"selector", "attribute", "all"}) for k, f in adapter.page.items()} if adapter else {}
         began = time.monotonic()
