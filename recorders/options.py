@@ -45,8 +45,9 @@ class RecorderOptions(BaseModel):
     screenshot_wait_ms: int = Field(
         default=3000,
         ge=0,
-        description="before an action, wait at most this long for the screenshot of the step before it (a live "
-        "image; 0: never, and a step the next action follows within half a second then has no image)",
+        description="before an action, wait at most this long for the screenshot of the step before it, asking again "
+        "while no frame came (a live image; 0: never, and a step the next action follows within half a second then "
+        "has no image); a step nobody acts after is tried as long, and at least 3 s",
     )
     network_quiet_ms: int = Field(default=50, ge=0, description="no request in flight for this long")
     dom_quiet_ms: int = Field(default=50, ge=0, description="no DOM mutation for this long")

@@ -237,7 +237,8 @@ class Recorder:
             cdp = await self.context.new_cdp_session(page)
         except PlaywrightError:
             return None  # not Chromium, or the page closed: screenshots fall back to Playwright's
-        return StepShots(cdp, page, self.options.jpeg_quality, self.options.screenshot_scale)
+        o = self.options
+        return StepShots(cdp, page, o.jpeg_quality, o.screenshot_scale, patience_s=o.screenshot_wait_ms / 1000)
 
     def _on_close(self, tab: Tab) -> None:
         if (cast := tab.started()) is not None:

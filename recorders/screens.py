@@ -87,9 +87,11 @@ class _Due:
 class StepShots:
     """A tab's step images: the steps whose image is still to take or write, and the CDP session taking them."""
 
-    def __init__(self, cdp: CDPSession, page: Page, quality: int, scale: float) -> None:
+    def __init__(self, cdp: CDPSession, page: Page, quality: int, scale: float, patience_s: float = _SHOT_TIMEOUT_S
+                 ) -> None:
         self.cdp = cdp
         self._shot = (page, quality, scale)  # what `capture_jpeg` takes
+        self._patience_s = max(patience_s, _SHOT_TIMEOUT_S)  # how long a step nobody acts after is tried
         self._dues: dict[_Due, asyncio.Task[None]] = {}
 
     def due(self, path: Path, view: View | None = None) -> _Due:
@@ -110,13 +112,17 @@ class StepShots:
             await self.picture(due, timeout_s)
 
     async def picture(self, due: _Due, timeout_s: float = _SHOT_TIMEOUT_S) -> bool:
-        """Picture a step that is still the page's state (nothing ended it): a screenshot now (given at most
-        `timeout_s`), kept if it came back before the step ended. Whether the step has an image."""
-        if due.jpeg is None and due.until is None:
-            with suppress(PlaywrightError):
-                jpeg = await capture_jpeg(*self._shot, self.cdp, min(timeout_s, _SHOT_TIMEOUT_S), due.view)
-                if jpeg is not None and (due.until is None or time.time() <= due.until):
-                    due.jpeg = jpeg
+        """Picture a step that is still the page's state (nothing ended it): a screenshot now, kept if it came back
+        before the step ended, and asked again while none came and `timeout_s` lasts (each try given at most
+        `_SHOT_TIMEOUT_S`: on a loaded machine a frame may come late). Whether the step has an image."""
+        deadline = time.monotonic() + timeout_s
+        while due.jpeg is None and due.until is None and (left := deadline - time.monotonic()) > 0:
+            try:
+                jpeg = await capture_jpeg(*self._shot, self.cdp, min(left, _SHOT_TIMEOUT_S), due.view)
+            except PlaywrightError:
+                break  # the page or its session went away
+            if jpeg is not None and (due.until is None or time.time() <= due.until):
+                due.jpeg = jpeg
         return due.jpeg is not None
 
     def end(self, until: float) -> None:
@@ -128,7 +134,7 @@ class StepShots:
 
     async def close(self) -> None:
         """Picture the open steps, end them now and wait until their images are written."""
-        await self.wait_shown(_SHOT_TIMEOUT_S)
+        await self.wait_shown(self._patience_s)
         self.end(time.time())
         if self._dues:
             await asyncio.wait(list(self._dues.values()))
@@ -140,7 +146,7 @@ class StepShots:
             with suppress(TimeoutError):
                 await asyncio.wait_for(self._until(due), _HOLD_S)
             if due.until is None:
-                await self.picture(due)
+                await self.picture(due, self._patience_s)
                 if due.until is None:
                     due.until = time.time()  # this step only: a later one may be being pictured
             if due.jpeg is None:

@@ -24,10 +24,16 @@ class Seen:
     state: dict[str, Any] | None = None
 
 
+#: How long the replay side waits for a step's image before the next action: a step with no image would leave its
+#: image part unscored, and so change the page's score from one run of `rig qa` to the next on a loaded machine.
+IMAGE_WAIT_MS = 15_000
+
+
 def replay_options(images: bool) -> RecorderOptions:
-    """The replay side's recorder: each step's text (and, when the recording has step images, an image of every step),
-    no DOM snapshot, no fsync."""
-    return RecorderOptions(screenshots="every" if images else "off", dom_snapshot=False, record_text=True, fsync=False)
+    """The replay side's recorder: each step's text (and, when the recording has step images, an image of every step,
+    waited for), no DOM snapshot, no fsync."""
+    return RecorderOptions(screenshots="every" if images else "off", screenshot_wait_ms=IMAGE_WAIT_MS,
+                           dom_snapshot=False, record_text=True, fsync=False)
 
 
 def seen_of(step: Step, texts: dict[str, str], root: Path, image: str | None = None) -> Seen:

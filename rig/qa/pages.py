@@ -62,6 +62,8 @@ def score_page(url: str, step: int | None, recorded: Seen | None, replayed: Seen
                 image = image_match(recorded.image, replayed.image)
             except ValueError as exc:
                 notes.append(f"images not compared: {exc}")
+        elif recorded.image is not None:
+            notes.append("images not compared: the replay drew no image of this page in time")
         if recorded.state is not None and replayed.state is not None:
             state, diff = state_match(recorded.state, replayed.state)
             state_diff = {k: list(v) for k, v in diff.items()}
