@@ -4,6 +4,7 @@ the network (`local_only=False`: live runs), with `--resolve HOST=ADDR:PORT` hos
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -13,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Browser, BrowserContext, Playwright
+from loguru import logger
+from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 from rig.network.flags import launch_args
 from rig.network.resolve import HostMapping
@@ -123,3 +125,52 @@ def _read_local(url: str) -> bytes:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(url, timeout=2) as resp:
         return resp.read()
+
+
+#: How long a context's close may take before its pages' targets are asked to close again, and how often then.
+_CLOSE_ASK_S = 2.0
+_CLOSE_TRIES = 8
+
+
+async def close_context(context: BrowserContext) -> bool:
+    """Close `context` and make sure it closed; whether it did (False: the browser is gone, or it is still open after
+    every try, logged). A page whose close races a navigation commit (a page refreshing itself) may never close:
+    Chromium acknowledges the close of its target and drops it (crbug.com/536385539, microsoft/playwright#42366) and
+    Playwright waits forever. Such a context left in a shared browser would go on loading its page until the browser
+    closes, so its pages' targets are asked to close again over CDP, once a second, as Playwright's own proposed fix
+    does."""
+    closing = asyncio.ensure_future(context.close())
+    done, _ = await asyncio.wait({closing}, timeout=_CLOSE_ASK_S)
+    if not done:
+        browser = context.browser
+        targets = [t for t in [await _target_id(context, page) for page in context.pages] if t]
+        cdp = await browser.new_browser_cdp_session() if browser is not None and browser.is_connected() else None
+        for _ in range(_CLOSE_TRIES if cdp is not None else 0):
+            for target in targets:
+                with contextlib.suppress(Exception):  # closed meanwhile: nothing to ask
+                    await cdp.send("Target.closeTarget", {"targetId": target})
+            done, _ = await asyncio.wait({closing}, timeout=1.0)
+            if done:
+                break
+        if cdp is not None:
+            with contextlib.suppress(Exception):
+                await cdp.detach()
+        if not done:
+            closing.cancel()
+            logger.warning("a browser context did not close within {:g} s: its pages {} stay open in the browser",
+                           _CLOSE_ASK_S + _CLOSE_TRIES, [page.url for page in context.pages])
+            return False
+    return closing.exception() is None
+
+
+async def _target_id(context: BrowserContext, page: Page) -> str | None:
+    """The CDP target id of `page` (None: it went away)."""
+    try:
+        session = await asyncio.wait_for(context.new_cdp_session(page), 5)
+        try:
+            return (await asyncio.wait_for(session.send("Target.getTargetInfo"), 5))["targetInfo"]["targetId"]
+        finally:
+            with contextlib.suppress(Exception):
+                await session.detach()
+    except Exception:  # closed meanwhile, or not Chromium
+        return None

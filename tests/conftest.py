@@ -14,7 +14,7 @@ from playwright.async_api import async_playwright
 from real_runs import record_real_runs
 from server import PAGES, TestServer, hostile_site, load_module, pages_site
 
-from rig.browser import launch
+from rig.browser import close_context, launch
 from rig.sites import SitesServer
 
 # Chromium, Playwright's driver and the rig write into $HOME and $TMPDIR (profiles, the built sites' databases, about
@@ -45,6 +45,23 @@ def _reset_test_servers():
         srv.errors.clear()
         srv.reset()
     assert not errors, "a test server's route handler raised:\n" + "\n".join(errors)
+
+
+@pytest.fixture(autouse=True)
+async def _no_context_left_open(request):
+    """After each test that used the session browser: fail it if it (or the rig) left a context open there, which
+    would go on loading its pages for the rest of the session, and close those contexts."""
+    if "browser" not in request.fixturenames:
+        yield
+        return
+    browser = request.getfixturevalue("browser")
+    before = set(browser.contexts)
+    yield
+    left = [c for c in browser.contexts if c not in before]
+    urls = [[page.url for page in c.pages] for c in left]
+    for c in left:
+        await close_context(c)
+    assert not left, f"contexts left open in the session browser, with their pages: {urls}"
 
 
 @contextlib.contextmanager
@@ -120,7 +137,7 @@ async def browser(playwright):
 async def context(browser):
     ctx = await browser.new_context()
     yield ctx
-    await ctx.close()
+    await close_context(ctx)
 
 
 @pytest.fixture

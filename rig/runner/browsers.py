@@ -10,7 +10,7 @@ from typing import AsyncIterator
 
 from playwright.async_api import Browser, BrowserContext, Playwright
 
-from rig.browser import launch, launch_for_cdp
+from rig.browser import close_context, launch, launch_for_cdp
 from rig.errors import InfraError
 from rig.network.settings import Network
 
@@ -107,6 +107,6 @@ class BrowserPool:
 
 async def _quiet_close(ctx: BrowserContext) -> None:
     try:
-        await asyncio.wait_for(ctx.close(), timeout=10)
+        await asyncio.wait_for(close_context(ctx), timeout=30)
     except Exception:  # the browser may already be gone; nothing left to close
         pass
