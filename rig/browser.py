@@ -132,9 +132,9 @@ _CLOSE_ASK_S = 2.0
 _CLOSE_TRIES = 8
 
 
-async def close_context(context: BrowserContext) -> bool:
-    """Close `context` and make sure it closed; whether it did (False: the browser is gone, or it is still open after
-    every try, logged). A page whose close races a navigation commit (a page refreshing itself) may never close:
+async def close_context(context: BrowserContext) -> None:
+    """Close `context` and make sure it closed (a close that fails raises as `context.close()` does; one that never
+    ends is logged). A page whose close races a navigation commit (a page refreshing itself) may never close:
     Chromium acknowledges the close of its target and drops it (crbug.com/536385539, microsoft/playwright#42366) and
     Playwright waits forever. Such a context left in a shared browser would go on loading its page until the browser
     closes, so its pages' targets are asked to close again over CDP, once a second, as Playwright's own proposed fix
@@ -159,8 +159,8 @@ async def close_context(context: BrowserContext) -> bool:
             closing.cancel()
             logger.warning("a browser context did not close within {:g} s: its pages {} stay open in the browser",
                            _CLOSE_ASK_S + _CLOSE_TRIES, [page.url for page in context.pages])
-            return False
-    return closing.exception() is None
+            return
+    closing.result()
 
 
 async def _target_id(context: BrowserContext, page: Page) -> str | None:
