@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import shutil
 import tempfile
@@ -45,6 +46,21 @@ def _reset_test_servers():
         srv.errors.clear()
         srv.reset()
     assert not errors, "a test server's route handler raised:\n" + "\n".join(errors)
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left_running():
+    """After each test: fail it if it (or the rig) left a multiprocessing child running, and kill that child. A forked
+    child holds copies of the worker's pipes, Playwright's driver's stdin among them: the driver would never see it
+    close, and the session would hang on exit."""
+    before = set(multiprocessing.active_children())
+    yield
+    left = set(multiprocessing.active_children()) - before
+    names = sorted(str(p) for p in left)
+    for process in left:
+        process.kill()
+        process.join(5)
+    assert not left, f"processes left running: {names}"
 
 
 @pytest.fixture(autouse=True)

@@ -215,13 +215,27 @@ def _grade_all(dirs: list[EpisodeDir], jobs: int, force: bool, write: bool,
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)  # fork: no re-import per worker
     chunk = max(1, min(16, len(dirs) // (jobs * 4)))
+    before = set(multiprocessing.active_children())
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_start_worker,
                                  initargs=(force, write, judge)) as pool:
             return list(pool.map(_grade_in_worker, [ed.path for ed in dirs], chunksize=chunk))
     except BrokenProcessPool as e:
+        _end_workers_left(before)
         raise InfraError(f"a grading process died ({e}); the grades written so far are kept: run `rig grade` again, "
                          "with --jobs 1 to grade in one process") from None
+
+
+def _end_workers_left(before: set[multiprocessing.process.BaseProcess]) -> None:
+    """Kill the grading processes a broken pool left running (any child started since `before`).
+
+    Seen once, in a full test run on a busy machine (Python 3.11.7): a worker outlived its broken pool, blocked reading
+    the pool's queue. A forked child holds copies of its parent's pipes; that one held the stdin of the parent's
+    Playwright driver open, so the driver never saw it close and the parent hung on exit."""
+    for process in set(multiprocessing.active_children()) - before:
+        logger.warning("grading: process {} outlived its broken pool: killing it", process.pid)
+        process.kill()
+        process.join(5)
 
 
 def grade_run(path: str | Path, write: bool = True, *, jobs: int | None = None, force: bool = False,
