@@ -6,8 +6,11 @@ Each condition is a process of its own, timed whole by `scripts/proctree.py` (Ch
 launches the rig's Chromium, then opens `--contexts` contexts one after another, each with one page showing a small
 form, and closes it, as a test or a run of episodes does. `playwright` has the rig's flags but only Playwright's
 own `--disable-features` list (what Chromium would run without `rig.network.flags.RIG_DISABLED_FEATURES`); `rig` is
-`rig.browser.launch` as it is. Rounds interleave the two, the order rotating, after a warm-up round; each figure is
-the median over rounds, and the ratio is taken round by round against `playwright` of the same round.
+`rig.browser.launch` as it is. Where Debian's `chromium-headless-shell` is installed (`apt install
+chromium-headless-shell`; the rig's set-up does not install it), `shell` is that binary with the rig's flags: Chromium's
+old headless mode, the same release with no window per context. Rounds interleave the conditions, the order rotating,
+after a warm-up round; each figure is the median over rounds, and the ratio is taken round by round against
+`playwright` of the same round.
 
 Why the rig turns them off: Chromium's new headless mode opens a window for every context, and builds for each
 window the address bar's drop-downs (`chrome://omnibox-popup.top-chrome/`, features `WebUIOmniboxPopup` and
@@ -15,6 +18,10 @@ window the address bar's drop-downs (`chrome://omnibox-popup.top-chrome/`, featu
 took about a sixth of all CPU (by process, sampled from /proc during a full run). Chromium keeps only the last
 `--disable-features` of its command line, so the rig's one flag repeats Playwright's list (checked against
 chrome://version by `tests/test_browser_flags.py`).
+
+Why the rig does not launch the headless shell, though it costs less CPU: it has no PDF viewer, so a page that is a
+PDF is a download there (`page.goto` fails with "Download is starting"), where the rig's Chromium shows it as a page
+an agent reads (`tests/test_recorder_bodies.py` fails on it). An agent would meet a different web.
 """
 
 from __future__ import annotations
@@ -32,7 +39,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from benchdoc import write_section  # noqa: E402
 from proctree import load_average, run_tree  # noqa: E402
 
-CONDITIONS = ("playwright", "rig")
+#: Debian's package `chromium-headless-shell`, measured when installed.
+HEADLESS_SHELL = Path("/usr/lib/chromium/chromium-headless-shell")
+CONDITIONS = ("playwright", "rig", "shell") if HEADLESS_SHELL.exists() else ("playwright", "rig")
 PAGE = "<form><label>Year <select name=y><option>2024<option>2025</select></label><input name=q></form>"
 HEADING = "## Chromium's flags (`scripts/bench_chromium_flags.py`)"
 
@@ -49,7 +58,8 @@ async def _child(condition: str, contexts: int) -> None:
         args = [a for a in args if not a.startswith("--disable-features=")]
         args.append("--disable-features=" + ",".join(flags.PLAYWRIGHT_DISABLED_FEATURES))
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=chromium_path(), args=args)
+        executable = str(HEADLESS_SHELL) if condition == "shell" else chromium_path()
+        browser = await pw.chromium.launch(executable_path=executable, args=args)
         for _ in range(contexts):
             context = await browser.new_context()
             page = await context.new_page()
@@ -64,7 +74,8 @@ def bench(repeats: int, contexts: int) -> dict[str, Any]:
     runs: dict[str, list[dict[str, float]]] = {c: [] for c in CONDITIONS}
     loads = []
     for round_no in range(repeats + 1):  # round 0 warms the page cache and is not counted
-        order = CONDITIONS if round_no % 2 else CONDITIONS[::-1]
+        k = round_no % len(CONDITIONS)
+        order = CONDITIONS[k:] + CONDITIONS[:k]
         figures = {}
         for condition in order:
             usage = run_tree([sys.executable, __file__, "--child", condition, "--contexts", str(contexts)], cwd=ROOT)
